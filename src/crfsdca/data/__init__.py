@@ -1,0 +1,1 @@
+"""Raw data, featurization and the in-memory representation of datasets."""

@@ -1,0 +1,87 @@
+"""The one in-memory representation of a split: flat arrays numba reads directly.
+
+A split of n sequences and N tokens is four arrays:
+
+- ``offsets`` (int64, n + 1): tokens of sequence i are ``offsets[i]:offsets[i+1]``;
+- ``labels`` (int32, N): gold label of every token, in ``0..K-1``;
+- ``attr_indptr`` (int64, N + 1): attributes of token t are
+  ``attr_indices[attr_indptr[t]:attr_indptr[t+1]]`` (CSR, binary values);
+- ``attr_indices`` (int32, nnz): attribute ids in ``0..A-1``.
+
+Attributes are binary (present or not), as in CRFsuite's default extractors.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+
+class Sequences(NamedTuple):
+    """One split (train or test) as flat arrays; a numba-friendly named tuple."""
+
+    offsets: np.ndarray
+    labels: np.ndarray
+    attr_indptr: np.ndarray
+    attr_indices: np.ndarray
+
+    @property
+    def n_sequences(self) -> int:
+        return len(self.offsets) - 1
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self.offsets[-1])
+
+    @property
+    def nnz(self) -> int:
+        return int(self.attr_indptr[-1])
+
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+
+def make_sequences(offsets, labels, attr_indptr, attr_indices) -> Sequences:
+    """Build a :class:`Sequences` with canonical dtypes and C-contiguous arrays, checking shapes."""
+    seq = Sequences(
+        np.ascontiguousarray(offsets, dtype=np.int64),
+        np.ascontiguousarray(labels, dtype=np.int32),
+        np.ascontiguousarray(attr_indptr, dtype=np.int64),
+        np.ascontiguousarray(attr_indices, dtype=np.int32),
+    )
+    validate_sequences(seq)
+    return seq
+
+
+def validate_sequences(seq: Sequences, n_labels: int | None = None,
+                       n_attributes: int | None = None) -> None:
+    """Raise ValueError if the arrays are not a consistent split."""
+    off, lab, ptr, idx = seq
+    if off.ndim != 1 or len(off) < 1 or off[0] != 0:
+        raise ValueError("offsets must be a 1-d array starting at 0")
+    if np.any(np.diff(off) < 1):
+        raise ValueError("every sequence must have at least one token (offsets strictly increasing)")
+    if len(lab) != off[-1]:
+        raise ValueError(f"labels has {len(lab)} entries but offsets end at {off[-1]}")
+    if len(ptr) != len(lab) + 1 or ptr[0] != 0 or np.any(np.diff(ptr) < 0):
+        raise ValueError("attr_indptr must have N + 1 non-decreasing entries starting at 0")
+    if ptr[-1] != len(idx):
+        raise ValueError(f"attr_indptr ends at {ptr[-1]} but attr_indices has {len(idx)} entries")
+    if len(lab) and lab.min() < 0:
+        raise ValueError("labels must be non-negative")
+    if n_labels is not None and len(lab) and lab.max() >= n_labels:
+        raise ValueError(f"label id {lab.max()} out of range for K = {n_labels}")
+    if len(idx) and idx.min() < 0:
+        raise ValueError("attribute ids must be non-negative")
+    if n_attributes is not None and len(idx) and idx.max() >= n_attributes:
+        raise ValueError(f"attribute id {idx.max()} out of range for A = {n_attributes}")
+
+
+def subset_sequences(seq: Sequences, stop: int) -> Sequences:
+    """The first ``stop`` sequences of a split, as a new split."""
+    stop = min(stop, seq.n_sequences)
+    n_tok = int(seq.offsets[stop])
+    nnz = int(seq.attr_indptr[n_tok])
+    return make_sequences(seq.offsets[: stop + 1], seq.labels[:n_tok],
+                          seq.attr_indptr[: n_tok + 1], seq.attr_indices[:nnz])

@@ -1,0 +1,1 @@
+"""The chain-CRF core in numba: oracle, entropies, statistics, objectives and metrics."""

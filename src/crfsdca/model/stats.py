@@ -1,0 +1,55 @@
+"""Sufficient statistics Phi_i(q) = E_q[F(x_i, .)] added into weight-shaped vectors.
+
+Phi_i depends on the marginals only through the unary marginals and the
+pairwise marginals summed over edges (``baselines.md`` section 1). Its emission
+part touches only the rows of attributes present in sequence i.
+"""
+
+from numba import njit
+
+from ._fastmath import NJIT
+
+
+@njit(**NJIT)
+def add_marginal_stats(out, scale, unary, u0, pair, p0, T, K, n_attr, offsets, attr_indptr,
+                       attr_indices, i):
+    """out += scale * Phi_i(mu); ``unary[u0:]`` is T x K, ``pair[p0:]`` (T-1) x K x K."""
+    start = offsets[i]
+    ob = n_attr * K
+    ow = ob + 3 * K
+    for t in range(T):
+        row = u0 + t * K
+        tok = start + t
+        for j in range(attr_indptr[tok], attr_indptr[tok + 1]):
+            base = attr_indices[j] * K
+            for k in range(K):
+                out[base + k] += scale * unary[row + k]
+        for k in range(K):
+            out[ob + 3 * k] += scale * unary[row + k]
+    for k in range(K):
+        out[ob + 3 * k + 1] += scale * unary[u0 + k]
+        out[ob + 3 * k + 2] += scale * unary[u0 + (T - 1) * K + k]
+    KK = K * K
+    for t in range(T - 1):
+        row = p0 + t * KK
+        for j in range(KK):
+            out[ow + j] += scale * pair[row + j]
+
+
+@njit(**NJIT)
+def add_label_stats(out, scale, K, n_attr, offsets, labels, attr_indptr, attr_indices, i):
+    """out += scale * F(x_i, y_i), the features of the gold labeling."""
+    start = offsets[i]
+    T = offsets[i + 1] - start
+    ob = n_attr * K
+    ow = ob + 3 * K
+    for t in range(T):
+        tok = start + t
+        y = labels[tok]
+        for j in range(attr_indptr[tok], attr_indptr[tok + 1]):
+            out[attr_indices[j] * K + y] += scale
+        out[ob + 3 * y] += scale
+    out[ob + 3 * labels[start] + 1] += scale
+    out[ob + 3 * labels[start + T - 1] + 2] += scale
+    for t in range(T - 1):
+        out[ow + labels[start + t] * K + labels[start + t + 1]] += scale

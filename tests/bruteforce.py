@@ -1,0 +1,76 @@
+"""Reference computations by enumerating all K^T labelings of tiny sequences."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from crfsdca.data.sequences import Sequences, make_sequences
+
+
+def random_split(rng, n, max_len, K, A, max_attrs=3, min_len=1) -> Sequences:
+    """A tiny random split (lengths in [min_len, max_len], up to max_attrs per token)."""
+    lengths = rng.integers(min_len, max_len + 1, size=n)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    N = int(offsets[-1])
+    labels = rng.integers(0, K, size=N)
+    indptr = [0]
+    indices = []
+    for _ in range(N):
+        attrs = np.unique(rng.integers(0, A, size=rng.integers(0, max_attrs + 1)))
+        indices.extend(attrs.tolist())
+        indptr.append(len(indices))
+    return make_sequences(offsets, labels, indptr, np.array(indices, dtype=np.int64))
+
+
+def features(seq: Sequences, i: int, y, A: int, K: int) -> np.ndarray:
+    """Dense F(x_i, y) of length d = A K + 3 K + K K."""
+    f = np.zeros(A * K + 3 * K + K * K)
+    start = seq.offsets[i]
+    T = len(y)
+    for t in range(T):
+        tok = start + t
+        for a in seq.attr_indices[seq.attr_indptr[tok]:seq.attr_indptr[tok + 1]]:
+            f[a * K + y[t]] += 1
+        f[A * K + 3 * y[t]] += 1
+    f[A * K + 3 * y[0] + 1] += 1
+    f[A * K + 3 * y[T - 1] + 2] += 1
+    for t in range(T - 1):
+        f[A * K + 3 * K + y[t] * K + y[t + 1]] += 1
+    return f
+
+
+def labelings(T: int, K: int):
+    return [np.array(y) for y in itertools.product(range(K), repeat=T)]
+
+
+def joint(w, seq, i, A, K):
+    """All labelings, their feature vectors and probabilities, and log Z."""
+    T = int(seq.offsets[i + 1] - seq.offsets[i])
+    ys = labelings(T, K)
+    F = np.array([features(seq, i, y, A, K) for y in ys])
+    s = F @ w
+    logz = np.logaddexp.reduce(s)
+    return ys, F, np.exp(s - logz), logz
+
+
+def marginals_of(ys, p, T, K):
+    """Unary (T, K) and pairwise (T-1, K, K) marginals of a distribution over labelings."""
+    un = np.zeros((T, K))
+    pa = np.zeros((max(T - 1, 0), K, K))
+    for y, pr in zip(ys, p, strict=True):
+        un[np.arange(T), y] += pr
+        for t in range(T - 1):
+            pa[t, y[t], y[t + 1]] += pr
+    return un, pa
+
+
+def entropy(p):
+    p = p[p > 0]
+    return float(-(p * np.log(p)).sum())
+
+
+def kl(p, q):
+    m = p > 0
+    return float((p[m] * (np.log(p[m]) - np.log(q[m]))).sum())
