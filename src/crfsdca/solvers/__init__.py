@@ -1,0 +1,1 @@
+"""Solvers: SDCA (the paper's algorithm) and the baselines, on one shared monitor."""

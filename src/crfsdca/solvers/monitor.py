@@ -1,0 +1,90 @@
+"""The monitor shared by all solvers: one trace row per checkpoint, same columns for all.
+
+A row records where the solver is (epochs, oracle calls, updates, solver
+seconds) and how good it is (primal, dual, true gap, gap estimate, test error,
+F1). Monitoring work (full-batch primal, Viterbi on the test set) is never
+counted in the solver's counters or seconds.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..model.metrics import chunk_f1, chunk_scheme, token_error
+from ..model.objective import predict, primal
+from .base import Problem, Solver
+
+TRACE_COLUMNS = (
+    "epoch", "oracle_fb", "oracle_fwd", "oracle_epochs", "updates", "update_epochs",
+    "ls_evals", "seconds", "primal", "dual", "true_gap", "gap_estimate", "test_error",
+    "test_f1", "ls_iters", "ls_time_share", "mean_step",
+)
+"""Columns every trace has, in this order; solver-specific diagnostics follow."""
+
+
+def checkpoints(epochs: float, period: float = 1.0, early: tuple = (0.1, 0.25, 0.5)):
+    """Monitor positions in epochs: 0, a few early fractions, then every ``period``."""
+    points = {0.0, float(epochs)}
+    points.update(e for e in early if e < epochs and e < period)
+    k = 1
+    while k * period < epochs:
+        points.add(round(k * period, 12))
+        k += 1
+    return sorted(points)
+
+
+class Monitor:
+    """Evaluates a solver's iterate on the training objective and the test split."""
+
+    def __init__(self, problem: Problem, evaluate_test: bool = True):
+        self.problem = problem
+        self.evaluate_test = evaluate_test and problem.test is not None
+        names = problem.label_names
+        self.scheme = chunk_scheme(list(names)) if names else None
+
+    def primal(self, w: np.ndarray) -> float:
+        p = self.problem
+        return primal(w, p.train, p.n_attributes, p.n_labels, p.lam)
+
+    def test_scores(self, w: np.ndarray) -> tuple[float, float]:
+        """(token error rate, chunk F1 in % or NaN) on the test split."""
+        p = self.problem
+        if not self.evaluate_test:
+            return math.nan, math.nan
+        pred = predict(w, p.test, p.n_attributes, p.n_labels)
+        err = token_error(p.test.labels, pred)
+        f1 = (chunk_f1(p.test.labels, pred, p.test.offsets, self.scheme)[2]
+              if self.scheme is not None else math.nan)
+        return err, f1
+
+    def row(self, solver: Solver, seconds: float) -> dict:
+        n = self.problem.n
+        c = solver.counters()
+        w = solver.weights()
+        primal_value = self.primal(w)
+        dual = solver.dual()
+        est = solver.gap_estimate()
+        err, f1 = self.test_scores(w)
+        out = {
+            "epoch": c["updates"] / solver.steps_per_epoch * (solver.steps_per_epoch / n),
+            "oracle_fb": c["oracle_fb"],
+            "oracle_fwd": c["oracle_fwd"],
+            "oracle_epochs": (c["oracle_fb"] + c["oracle_fwd"]) / n,
+            "updates": c["updates"],
+            "update_epochs": c["updates"] / n,
+            "ls_evals": c["ls_evals"],
+            "seconds": seconds,
+            "primal": primal_value,
+            "dual": math.nan if dual is None else dual,
+            "true_gap": math.nan if dual is None else primal_value - dual,
+            "gap_estimate": math.nan if est is None else est,
+            "test_error": err,
+            "test_f1": f1,
+            "ls_iters": math.nan,
+            "ls_time_share": math.nan,
+            "mean_step": math.nan,
+        }
+        out.update(solver.diagnostics())
+        return out

@@ -1,0 +1,16 @@
+"""Solvers by name, as the command line and the workflow refer to them."""
+
+from __future__ import annotations
+
+from .base import Problem, Solver
+
+SOLVER_NAMES = ("sdca",)
+
+
+def make_solver(name: str, problem: Problem, **options) -> Solver:
+    """Build solver ``name`` with its options (unknown options are an error)."""
+    if name == "sdca":
+        from .sdca import SDCA
+
+        return SDCA(problem, **options)
+    raise ValueError(f"unknown solver {name!r}; choose one of {', '.join(SOLVER_NAMES)}")

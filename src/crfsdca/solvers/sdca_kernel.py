@@ -1,0 +1,441 @@
+"""The SDCA iteration in numba (``math.md`` section 5, Algorithm 2 of the paper).
+
+One step on sequence i: oracle at w, fresh block gap, ascent direction
+delta = nu_i - mu_i, sparse primal direction v, line search on
+f(gamma) = H~(mu_i + gamma delta) - (lambda n / 2) ||w + gamma v||^2, then
+mu_i += gamma delta and w += gamma v. The sum of the entropies H~(mu_i) and
+||w||^2 are kept up to date, so the dual objective is known at every step.
+
+Every pass over the T*K*K pairwise entries is fused: the first computes the
+gap and f'(0), f''(0) together; each line-search evaluation computes f', f''
+and the entropy at the trial point together, so the accepted point's entropy
+costs nothing more.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from ..model._fastmath import NJIT, NJIT_FAST, flog
+from ..model.chain import chain_entropy
+from ..model.oracle import forward_backward, transition_potentials, unary_scores
+from ..timing import cycles
+from .sampling import draw, record_gap
+
+NEWTON, SINGLE_NEWTON, FIXED, GOLDEN = 0, 1, 2, 3
+LINE_SEARCHES = {"newton": NEWTON, "single-newton": SINGLE_NEWTON, "fixed": FIXED,
+                 "golden": GOLDEN}
+MAX_LINE_SEARCH_ITERATIONS = 100
+_INV_PHI = 0.6180339887498949
+
+# scalars[]: running quantities of the state
+W_NORM2, SUM_ENTROPY, SUM_GAPS = 0, 1, 2
+# counters[]: oracle calls, parameter updates, line-search evaluations,
+# cycles in steps, cycles in line searches, steps whose step size was zero
+ORACLE, UPDATES, LS_EVALS, CYC_STEP, CYC_LS, NULL_STEPS = range(6)
+# sums[]: step sizes since the last reset
+SUM_STEP = 0
+
+
+class SequenceIndex(NamedTuple):
+    """A split's arrays plus, per sequence, its distinct attributes (for sparse updates)."""
+
+    offsets: np.ndarray
+    labels: np.ndarray
+    attr_indptr: np.ndarray
+    attr_indices: np.ndarray
+    uniq_ptr: np.ndarray  # n + 1: distinct attributes of i are uniq_attr[uniq_ptr[i]:...]
+    uniq_attr: np.ndarray
+    local: np.ndarray  # nnz: row of each (token, attribute) in its sequence's distinct list
+
+
+class SDCAState(NamedTuple):
+    w: np.ndarray
+    mu_unary: np.ndarray
+    mu_pair: np.ndarray
+    entropies: np.ndarray  # H~(mu_i)
+    scalars: np.ndarray  # float64: ||w||^2, sum_i H_i, sum of stored gaps
+    counters: np.ndarray  # int64, see above
+    sums: np.ndarray  # float64 accumulators (step sizes)
+
+
+class SDCABuffers(NamedTuple):
+    scores: np.ndarray
+    emit: np.ndarray
+    alpha: np.ndarray
+    beta: np.ndarray
+    scale: np.ndarray
+    trans: np.ndarray
+    unary: np.ndarray  # nu_i, then delta (unary)
+    pair: np.ndarray  # nu_i, then delta (pairwise)
+    v_emission: np.ndarray  # max distinct attributes * K
+    v_bias: np.ndarray  # 3K
+    v_trans: np.ndarray  # KK
+
+
+@njit(**NJIT)
+def build_index(offsets, attr_indptr, attr_indices, n_attr, uniq_ptr, uniq_attr, local):
+    """Fill the distinct-attribute lists of every sequence; returns their total length."""
+    n = len(offsets) - 1
+    mark = np.full(n_attr, -1, dtype=np.int64)
+    pos = np.zeros(n_attr, dtype=np.int64)
+    total = 0
+    uniq_ptr[0] = 0
+    for i in range(n):
+        count = 0
+        for j in range(attr_indptr[offsets[i]], attr_indptr[offsets[i + 1]]):
+            a = attr_indices[j]
+            if mark[a] != i:
+                mark[a] = i
+                pos[a] = count
+                uniq_attr[total + count] = a
+                count += 1
+            local[j] = pos[a]
+        total += count
+        uniq_ptr[i + 1] = total
+    return total
+
+
+@njit(**NJIT_FAST)
+def _divergence_terms(mu, m0, nu, n0, size, to_delta):
+    """(sum mu log(mu/nu), -sum (nu-mu) log mu, -sum (nu-mu)^2/mu) over a table.
+
+    With ``to_delta`` the table ``nu`` is overwritten by delta = nu - mu.
+    """
+    gap = 0.0
+    fp = 0.0
+    fpp = 0.0
+    for j in range(size):
+        m = np.float64(mu[m0 + j])
+        nv = nu[n0 + j]
+        d = nv - m
+        lm = flog(m)
+        pos = m > 0.0
+        gap += m * (lm - flog(nv)) if pos else 0.0
+        fp -= d * lm if pos else 0.0
+        fpp -= d * d / m if pos else 0.0
+        if to_delta:
+            nu[n0 + j] = d
+    return gap, fp, fpp
+
+
+@njit(**NJIT)
+def _first_pass(mu_unary, u0, mu_pair, p0, nu_unary, nu_pair, T, K):
+    """Turn nu into delta = nu - mu in place; return (gap, f'_H(0), f''_H(0)).
+
+    The gap is D~(mu || nu); f'_H and f''_H are the derivatives at 0 of the
+    entropy part H~(mu + gamma delta) of the line-search objective.
+    """
+    if T == 1:
+        gap, fp, fpp = _divergence_terms(mu_unary, u0, nu_unary, 0, K, True)
+        return max(gap, 0.0), fp, fpp
+    gap, fp, fpp = _divergence_terms(mu_pair, p0, nu_pair, 0, (T - 1) * K * K, True)
+    gs, fps, fpps = _divergence_terms(mu_unary, u0 + K, nu_unary, K, (T - 2) * K, False)
+    for j in range(T * K):
+        nu_unary[j] -= mu_unary[u0 + j]
+    return max(gap - gs, 0.0), fp - fps, fpp - fpps
+
+
+@njit(**NJIT_FAST)
+def _entropy_terms(mu, m0, d, size, gamma):
+    """(-sum d log q, -sum d^2 / q, -sum q log q) at q = mu + gamma d over a table."""
+    fp = 0.0
+    fpp = 0.0
+    h = 0.0
+    for j in range(size):
+        dj = d[j]
+        q = mu[m0 + j] + gamma * dj
+        lq = flog(q)
+        pos = q > 0.0
+        fp -= dj * lq if pos else 0.0
+        fpp -= dj * dj / q if pos else 0.0
+        h -= q * lq if pos else 0.0
+    return fp, fpp, h
+
+
+@njit(**NJIT)
+def _evaluate(mu_unary, u0, mu_pair, p0, d_unary, d_pair, T, K, gamma):
+    """(f'_H, f''_H, H~) at mu + gamma delta: entropy part of f and its derivatives."""
+    if T == 1:
+        return _entropy_terms(mu_unary, u0, d_unary, K, gamma)
+    fp, fpp, h = _entropy_terms(mu_pair, p0, d_pair, (T - 1) * K * K, gamma)
+    fps, fpps, hs = _entropy_terms(mu_unary, u0 + K, d_unary[K:], (T - 2) * K, gamma)
+    return fp - fps, fpp - fpps, h - hs
+
+
+@njit(**NJIT)
+def _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, scale, v_em, v_bias, v_trans):
+    """v = scale * E_delta[F(x_i, .)] into the sparse buffers; returns (<w, v>, ||v||^2)."""
+    start = idx.offsets[i]
+    ua0 = idx.uniq_ptr[i]
+    nu = idx.uniq_ptr[i + 1] - ua0
+    for j in range(nu * K):
+        v_em[j] = 0.0
+    for t in range(T):
+        tok = start + t
+        row = t * K
+        for j in range(idx.attr_indptr[tok], idx.attr_indptr[tok + 1]):
+            base = idx.local[j] * K
+            for k in range(K):
+                v_em[base + k] += d_unary[row + k]
+    for k in range(K):
+        s = 0.0
+        for t in range(T):
+            s += d_unary[t * K + k]
+        v_bias[3 * k] = scale * s
+        v_bias[3 * k + 1] = scale * d_unary[k]
+        v_bias[3 * k + 2] = scale * d_unary[(T - 1) * K + k]
+    KK = K * K
+    for j in range(KK):
+        v_trans[j] = 0.0
+    for t in range(T - 1):
+        for j in range(KK):
+            v_trans[j] += d_pair[t * KK + j]
+    wv = 0.0
+    vv = 0.0
+    for r in range(nu):
+        base = idx.uniq_attr[ua0 + r] * K
+        for k in range(K):
+            x = scale * v_em[r * K + k]
+            v_em[r * K + k] = x
+            wv += w[base + k] * x
+            vv += x * x
+    ob = n_attr * K
+    for j in range(3 * K):
+        wv += w[ob + j] * v_bias[j]
+        vv += v_bias[j] * v_bias[j]
+    ow = ob + 3 * K
+    for j in range(KK):
+        x = scale * v_trans[j]
+        v_trans[j] = x
+        wv += w[ow + j] * x
+        vv += x * x
+    return wv, vv
+
+
+@njit(**NJIT)
+def _apply_primal(w, n_attr, K, idx, i, gamma, v_em, v_bias, v_trans):
+    ua0 = idx.uniq_ptr[i]
+    nu = idx.uniq_ptr[i + 1] - ua0
+    for r in range(nu):
+        base = idx.uniq_attr[ua0 + r] * K
+        for k in range(K):
+            w[base + k] += gamma * v_em[r * K + k]
+    ob = n_attr * K
+    for j in range(3 * K):
+        w[ob + j] += gamma * v_bias[j]
+    ow = ob + 3 * K
+    for j in range(K * K):
+        w[ow + j] += gamma * v_trans[j]
+
+
+@njit(**NJIT)
+def _apply_dual(mu_unary, u0, mu_pair, p0, d_unary, d_pair, T, K, gamma):
+    for j in range(T * K):
+        mu_unary[u0 + j] += gamma * d_unary[j]
+    for j in range((T - 1) * K * K):
+        mu_pair[p0 + j] += gamma * d_pair[j]
+
+
+@njit(**NJIT)
+def _store_applied_delta(mu_unary, u0, mu_pair, p0, d_unary, d_pair, T, K, gamma):
+    """Low-precision store: write mu + gamma delta, then set delta to the change really stored.
+
+    Afterwards gamma * delta is exactly the stored change (up to float64 rounding), so
+    that w = w_hat(mu) holds for the stored marginals.
+    """
+    inv = 1.0 / gamma
+    for j in range(T * K):
+        old = np.float64(mu_unary[u0 + j])
+        mu_unary[u0 + j] = old + gamma * d_unary[j]
+        d_unary[j] = (np.float64(mu_unary[u0 + j]) - old) * inv
+    for j in range((T - 1) * K * K):
+        old = np.float64(mu_pair[p0 + j])
+        mu_pair[p0 + j] = old + gamma * d_pair[j]
+        d_pair[j] = (np.float64(mu_pair[p0 + j]) - old) * inv
+
+
+@njit(**NJIT)
+def sdca_step(i, w, n_attr, K, idx, st, buf, lam_n, method, tol, fixed_step, exact_store):
+    """One SDCA iteration on sequence i; returns (fresh gap g_i, step size gamma)."""
+    c_start = cycles()
+    start = idx.offsets[i]
+    T = idx.offsets[i + 1] - start
+    u0 = start * K
+    p0 = (start - i) * K * K
+    # 1. oracle at w
+    unary_scores(w, n_attr, K, idx.offsets, idx.attr_indptr, idx.attr_indices, i, buf.scores)
+    tmax = transition_potentials(w, n_attr, K, buf.trans)
+    forward_backward(buf.scores, T, K, buf.trans, tmax, w, n_attr, buf.emit, buf.alpha,
+                     buf.beta, buf.scale, buf.unary, buf.pair)
+    st.counters[ORACLE] += 1
+    # 2. gap, delta and derivatives at 0
+    gap, fph0, fpph0 = _first_pass(st.mu_unary, u0, st.mu_pair, p0, buf.unary, buf.pair, T, K)
+    d_unary = buf.unary
+    d_pair = buf.pair
+    # 3. primal direction
+    wv, vv = _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, -1.0 / lam_n,
+                               buf.v_emission, buf.v_bias, buf.v_trans)
+    # 4. line search on f(gamma) = H~(mu + gamma delta) - (lam n / 2)||w + gamma v||^2
+    c_ls = cycles()
+    h_old = st.entropies[i]
+    fp0 = fph0 - lam_n * wv
+    fpp0 = fpph0 - lam_n * vv
+    gamma = 0.0
+    h_new = h_old
+    evals = 0
+    if method == FIXED:
+        gamma = fixed_step
+        h_new = _evaluate(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, gamma)[2]
+        evals = 1
+    elif fp0 > 0.0 and fpp0 < 0.0:
+        if method == SINGLE_NEWTON:
+            gamma = min(-fp0 / fpp0, 1.0)
+            h_new = _evaluate(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, gamma)[2]
+            evals = 1
+        elif method == NEWTON:
+            gamma, h_new, evals = _newton(st, u0, p0, d_unary, d_pair, T, K, lam_n, wv, vv,
+                                          fp0, fpp0, h_old, tol)
+        else:
+            gamma, h_new, evals = _golden(st, u0, p0, d_unary, d_pair, T, K, lam_n, wv, vv,
+                                          h_old, tol)
+    c_end_ls = cycles()
+    # 5. updates
+    if gamma != 0.0:
+        if exact_store:
+            _apply_dual(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, gamma)
+        else:
+            _store_applied_delta(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, gamma)
+            wv, vv = _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, -1.0 / lam_n,
+                                       buf.v_emission, buf.v_bias, buf.v_trans)
+            h_new = chain_entropy(st.mu_unary, u0, st.mu_pair, p0, T, K)
+        _apply_primal(w, n_attr, K, idx, i, gamma, buf.v_emission, buf.v_bias, buf.v_trans)
+        st.scalars[W_NORM2] += 2.0 * gamma * wv + gamma * gamma * vv
+        st.scalars[SUM_ENTROPY] += h_new - h_old
+        st.entropies[i] = h_new
+    else:
+        st.counters[NULL_STEPS] += 1
+    st.counters[UPDATES] += 1
+    st.counters[LS_EVALS] += evals
+    st.sums[SUM_STEP] += gamma
+    c_end = cycles()
+    st.counters[CYC_STEP] += c_end - c_start
+    st.counters[CYC_LS] += c_end_ls - c_ls
+    return gap, gamma
+
+
+@njit(**NJIT)
+def _newton(st, u0, p0, d_unary, d_pair, T, K, lam_n, wv, vv, fp0, fpp0, h0, tol):
+    """Safeguarded Newton on f' over the bracket [0, 1], where f'(0) > 0 >= f'(1).
+
+    A Newton step is taken when it stays inside the bracket and the previous
+    step at least halved |f'|; otherwise the bracket is bisected (this rescues
+    the log-barrier case where mu_i is near the simplex boundary and Newton
+    steps from 0 are tiny). Stops when the next step would be shorter than
+    ``tol`` and returns the last evaluated point, whose entropy is known; if
+    rounding made that point decrease f, the bracket's lower end is used.
+    """
+    lo = 0.0
+    hi = 1.0
+    h_lo = h0
+    gamma = -fp0 / fpp0
+    if not gamma < 1.0:
+        gamma = 0.5
+    fp_prev = fp0
+    evals = 0
+    h = h0
+    for _ in range(MAX_LINE_SEARCH_ITERATIONS):
+        fph, fpph, h = _evaluate(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, gamma)
+        evals += 1
+        fp = fph - lam_n * (wv + gamma * vv)
+        fpp = fpph - lam_n * vv
+        if fp > 0.0:
+            lo = gamma
+            h_lo = h
+        else:
+            hi = gamma
+        new = gamma - fp / fpp
+        if not (lo < new < hi) or abs(fp) > 0.5 * abs(fp_prev):
+            new = 0.5 * (lo + hi)
+        fp_prev = fp
+        if abs(new - gamma) < tol:
+            break
+        gamma = new
+    gain = (h - h0) - lam_n * gamma * (wv + 0.5 * gamma * vv)
+    if gain < 0.0:
+        gamma = lo
+        h = h_lo
+    return gamma, h, evals
+
+
+@njit(**NJIT)
+def _golden(st, u0, p0, d_unary, d_pair, T, K, lam_n, wv, vv, h0, tol):
+    """Bounded golden-section search for the maximum of f on [0, 1]."""
+    a = 0.0
+    b = 1.0
+    x1 = b - _INV_PHI * (b - a)
+    x2 = a + _INV_PHI * (b - a)
+    h1 = _evaluate(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, x1)[2]
+    h2 = _evaluate(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, x2)[2]
+    f1 = h1 - lam_n * x1 * (wv + 0.5 * x1 * vv)
+    f2 = h2 - lam_n * x2 * (wv + 0.5 * x2 * vv)
+    evals = 2
+    while b - a > tol and evals < MAX_LINE_SEARCH_ITERATIONS:
+        if f1 < f2:
+            a = x1
+            x1, f1, h1 = x2, f2, h2
+            x2 = a + _INV_PHI * (b - a)
+            h2 = _evaluate(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, x2)[2]
+            f2 = h2 - lam_n * x2 * (wv + 0.5 * x2 * vv)
+        else:
+            b = x2
+            x2, f2, h2 = x1, f1, h1
+            x1 = b - _INV_PHI * (b - a)
+            h1 = _evaluate(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, x1)[2]
+            f1 = h1 - lam_n * x1 * (wv + 0.5 * x1 * vv)
+        evals += 1
+    if f1 >= f2:
+        gamma, f, h = x1, f1, h1
+    else:
+        gamma, f, h = x2, f2, h2
+    if f < h0:  # f(0) = H~(mu) = h0 up to the constant -lam n ||w||^2 / 2
+        return 0.0, h0, evals
+    return gamma, h, evals
+
+
+@njit(**NJIT)
+def sdca_run(n_steps, w, n_attr, K, idx, st, buf, sampler, rng, lam_n, method, tol,
+             fixed_step, exact_store):
+    """Run n_steps SDCA iterations with the given sampler; stored gaps kept current."""
+    for _ in range(n_steps):
+        i = draw(sampler, rng)
+        old = sampler.gaps[i]
+        gap, _ = sdca_step(i, w, n_attr, K, idx, st, buf, lam_n, method, tol, fixed_step,
+                           exact_store)
+        record_gap(sampler, i, gap)
+        st.scalars[SUM_GAPS] += sampler.gaps[i] - old
+
+
+@njit(**NJIT)
+def refresh_gaps(w, n_attr, K, idx, st, buf, sampler):
+    """Recompute the stored gap of every sequence at the current w (n oracle calls)."""
+    n = len(idx.offsets) - 1
+    tmax = transition_potentials(w, n_attr, K, buf.trans)
+    total = 0.0
+    for i in range(n):
+        start = idx.offsets[i]
+        T = idx.offsets[i + 1] - start
+        unary_scores(w, n_attr, K, idx.offsets, idx.attr_indptr, idx.attr_indices, i,
+                     buf.scores)
+        forward_backward(buf.scores, T, K, buf.trans, tmax, w, n_attr, buf.emit, buf.alpha,
+                         buf.beta, buf.scale, buf.unary, buf.pair)
+        gap = _first_pass(st.mu_unary, start * K, st.mu_pair, (start - i) * K * K, buf.unary,
+                          buf.pair, T, K)[0]
+        record_gap(sampler, i, gap)
+        total += sampler.gaps[i]
+    st.counters[ORACLE] += n
+    st.scalars[SUM_GAPS] = total
+

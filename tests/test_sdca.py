@@ -1,0 +1,224 @@
+"""SDCA: convergence, exact line search, dual bookkeeping, samplers, reproducibility."""
+
+import numpy as np
+import pytest
+import scipy.optimize
+import scipy.stats
+
+from crfsdca.data.synthetic import synthetic_sequences
+from crfsdca.model.objective import (
+    dual_objective,
+    primal,
+    primal_and_gradient,
+    sequence_entropies,
+    weights_from_marginals,
+)
+from crfsdca.solvers.base import Problem
+from crfsdca.solvers.random import make_rng
+from crfsdca.solvers.sampling import draw, make_sampler, probabilities, record_gap
+from crfsdca.solvers.sdca import SDCA, theoretical_step
+
+
+def small_problem(n=60, K=3, A=12, seed=3, max_len=6):
+    seq = synthetic_sequences(n, 1, max_len, K, A, 3, seed=seed)
+    rng = np.random.default_rng(seed)
+    return Problem(seq, A, K, 1.0 / n, radii=rng.uniform(1, 20, n))
+
+
+def lbfgs_optimum(p: Problem):
+    res = scipy.optimize.minimize(
+        lambda w: primal_and_gradient(w, p.train, p.n_attributes, p.n_labels, p.lam),
+        np.zeros(p.dim), jac=True, method="L-BFGS-B",
+        options={"maxiter": 10_000, "gtol": 1e-12, "ftol": 1e-16, "maxcor": 50})
+    return res.x, res.fun
+
+
+def full_gap(solver: SDCA) -> float:
+    p = solver.problem
+    return (primal(solver.weights(), p.train, p.n_attributes, p.n_labels, p.lam)
+            - dual_objective(*solver.marginals, p.train, p.n_attributes, p.n_labels, p.lam))
+
+
+@pytest.mark.parametrize("sampler", ["uniform", "gap", "importance", "perm"])
+def test_sdca_converges_to_the_lbfgs_optimum(sampler):
+    p = small_problem()
+    _, p_star = lbfgs_optimum(p)
+    s = SDCA(p, sampler=sampler, subprecision=1e-8, seed=1)
+    for _ in range(400):
+        s.run(p.n)
+        if full_gap(s) < 1e-9:
+            break
+    assert full_gap(s) < 1e-8
+    value = primal(s.weights(), p.train, p.n_attributes, p.n_labels, p.lam)
+    assert value == pytest.approx(p_star, abs=1e-8)
+    assert value >= p_star - 1e-10
+
+
+@pytest.mark.parametrize("line_search", ["newton", "single-newton", "golden"])
+def test_dual_never_decreases_and_bookkeeping_is_exact(line_search):
+    p = small_problem(n=30)
+    s = SDCA(p, sampler="gap", line_search=line_search, subprecision=1e-6, seed=2)
+    prev = s.dual()
+    for _ in range(600):
+        s.run(1)
+        cur = s.dual()
+        assert cur >= prev - 1e-13 * max(1.0, abs(prev))
+        prev = cur
+    mu_u, mu_p = s.marginals
+    full = dual_objective(mu_u, mu_p, p.train, p.n_attributes, p.n_labels, p.lam)
+    assert s.dual() == pytest.approx(full, abs=1e-11)
+    ent = sequence_entropies(mu_u, mu_p, p.n_labels, p.train.offsets, np.empty(p.n))
+    np.testing.assert_allclose(s.state.entropies, ent, atol=1e-12)
+    # the maintained gap estimate is the mean of the stored gaps
+    assert s.gap_estimate() == pytest.approx(s.sampler.gaps.mean(), rel=1e-9)
+
+
+def test_weights_stay_equal_to_w_hat_of_the_marginals():
+    p = small_problem(n=40, K=4, A=20)
+    s = SDCA(p, sampler="gap", seed=3)
+    s.run(40 * p.n)
+    w_hat = weights_from_marginals(*s.marginals, p.train, p.n_attributes, p.n_labels, p.lam)
+    drift = np.linalg.norm(s.weights() - w_hat) / np.linalg.norm(w_hat)
+    assert drift < 1e-10
+
+
+def test_float32_store_keeps_w_consistent_and_converges():
+    p = small_problem(n=40, K=4, A=20)
+    s = SDCA(p, sampler="gap", store_dtype="float32", seed=3)
+    s.run(60 * p.n)
+    mu_u, mu_p = s.marginals
+    assert mu_p.dtype == np.float32
+    w_hat = weights_from_marginals(mu_u, mu_p, p.train, p.n_attributes, p.n_labels, p.lam)
+    assert np.linalg.norm(s.weights() - w_hat) / np.linalg.norm(w_hat) < 1e-10
+    _, p_star = lbfgs_optimum(p)
+    value = primal(s.weights(), p.train, p.n_attributes, p.n_labels, p.lam)
+    assert value - p_star < 1e-6
+
+
+def test_marginals_stay_consistent_and_in_the_simplex():
+    p = small_problem(n=20, K=3)
+    s = SDCA(p, sampler="uniform", seed=4)
+    s.run(30 * p.n)
+    K = p.n_labels
+    mu_u, mu_p = s.marginals
+    assert mu_u.min() > 0 and mu_p.min() > 0
+    for i in range(p.n):
+        o, T = p.train.offsets[i], p.train.lengths()[i]
+        un = mu_u[o * K:(o + T) * K].reshape(T, K)
+        pa = mu_p[(o - i) * K * K:(o - i + T - 1) * K * K].reshape(T - 1, K, K)
+        np.testing.assert_allclose(un.sum(axis=1), 1.0, atol=1e-12)
+        np.testing.assert_allclose(pa.sum(axis=2), un[:-1], atol=1e-12)
+        np.testing.assert_allclose(pa.sum(axis=1), un[1:], atol=1e-12)
+
+
+def test_fixed_theoretical_step_makes_progress():
+    p = small_problem(n=30)
+    step = theoretical_step(p)
+    assert 0 < step < 1
+    s = SDCA(p, sampler="uniform", line_search="fixed", seed=5)
+    g0 = full_gap(s)
+    s.run(20 * p.n)
+    assert full_gap(s) < 0.5 * g0
+    assert s.diagnostics()["mean_step"] == pytest.approx(step)
+
+
+def test_runs_are_bitwise_reproducible():
+    p = small_problem(n=30)
+    runs = []
+    for _ in range(2):
+        s = SDCA(p, sampler="gap-importance", non_uniformity=0.5, seed=11)
+        s.run(7 * p.n)
+        runs.append((s.weights().copy(), s.marginals[1].copy(), s.sampler.gaps.copy()))
+    for a, b in zip(runs[0], runs[1], strict=True):
+        assert np.array_equal(a, b)
+    s = SDCA(p, sampler="gap-importance", non_uniformity=0.5, seed=12)
+    s.run(7 * p.n)
+    assert not np.array_equal(runs[0][0], s.weights())
+
+
+def test_refresh_recomputes_every_gap():
+    p = small_problem(n=30)
+    s = SDCA(p, sampler="gap", refresh_every=2.0, seed=6)
+    s.run(2 * p.n)  # the refresh happens at the end of epoch 2
+    from crfsdca.model.objective import block_gaps
+
+    g = block_gaps(s.weights(), *s.marginals, p.train, p.n_attributes, p.n_labels)
+    np.testing.assert_allclose(s.sampler.gaps, g, rtol=1e-9, atol=1e-13)
+    assert s.counters()["oracle_fb"] == 3 * p.n
+
+
+@pytest.mark.parametrize("scheme", ["uniform", "importance", "gap", "gap-importance", "max"])
+@pytest.mark.parametrize("theta", [0.0, 0.5, 1.0])
+def test_sampler_frequencies_match_probabilities(scheme, theta):
+    n = 50
+    rng = np.random.default_rng(0)
+    lip = rng.uniform(0.5, 5.0, n)
+    s = make_sampler(scheme, theta, n, lip)
+    for i, g in enumerate(rng.exponential(size=n) * (rng.random(n) < 0.8)):
+        record_gap(s, i, g)  # frozen gaps, some exactly zero
+    probs = probabilities(s)
+    assert probs.sum() == pytest.approx(1.0)
+    state = make_rng(123)
+    draws = 100_000
+    counts = np.bincount([draw(s, state) for _ in range(draws)], minlength=n)
+    support = probs > 0
+    assert counts[~support].sum() == 0
+    expected = probs[support] * draws
+    if support.sum() > 1:
+        _, pvalue = scipy.stats.chisquare(counts[support], expected)
+        assert pvalue > 1e-4
+
+
+def test_permutation_and_cyclic_orders_visit_everyone_once_per_epoch():
+    n = 17
+    for scheme in ("perm", "cyclic"):
+        s = make_sampler(scheme, 0.0, n)
+        state = make_rng(1)
+        for _ in range(3):
+            assert sorted(draw(s, state) for _ in range(n)) == list(range(n))
+    s = make_sampler("cyclic", 0.0, n)
+    assert [draw(s, state) for _ in range(n)] == list(range(n))
+
+
+def test_bad_options_are_rejected():
+    p = small_problem(n=10)
+    with pytest.raises(ValueError, match="unknown sampler"):
+        SDCA(p, sampler="greedy")
+    with pytest.raises(ValueError, match="non-uniformity"):
+        SDCA(p, non_uniformity=1.5)
+    with pytest.raises(ValueError, match="line search"):
+        SDCA(p, line_search="armijo")
+    with pytest.raises(ValueError, match="radii"):
+        SDCA(Problem(p.train, p.n_attributes, p.n_labels, p.lam), sampler="importance")
+
+
+@pytest.mark.parametrize("line_search,tol", [("newton", 1e-10), ("golden", 1e-8)])
+def test_line_search_finds_the_best_step_along_the_block(line_search, tol):
+    """The accepted step maximizes D(mu + gamma (nu_i - mu_i) e_i), recomputed in full."""
+    from crfsdca.model.oracle import sequence_marginals
+
+    p = small_problem(n=25, K=4)
+    K = p.n_labels
+    s = SDCA(p, sampler="cyclic", line_search=line_search, subprecision=tol, seed=0)
+    for _ in range(5):
+        s.run(p.n + 3)
+        i = int(s.sampler.cursor[0] % p.n)
+        o, T = p.train.offsets[i], int(p.train.lengths()[i])
+        mu_u, mu_p = (m.copy() for m in s.marginals)
+        _, nu_u, nu_p = sequence_marginals(s.weights(), p.n_attributes, K, p.train, i)
+        su, sp = slice(o * K, (o + T) * K), slice((o - i) * K * K, (o - i + T - 1) * K * K)
+
+        def dual_along(gamma, mu_u=mu_u, mu_p=mu_p, nu_u=nu_u, nu_p=nu_p, su=su, sp=sp):
+            u, q = mu_u.copy(), mu_p.copy()
+            u[su] += gamma * (nu_u.ravel() - mu_u[su])
+            q[sp] += gamma * (nu_p.ravel() - mu_p[sp])
+            return dual_objective(u, q, p.train, p.n_attributes, K, p.lam)
+
+        best = scipy.optimize.minimize_scalar(lambda g: -dual_along(g), bounds=(0.0, 1.0),
+                                              method="bounded", options={"xatol": 1e-12})
+        step_before = s.state.sums[0]
+        s.run(1)
+        gamma = s.state.sums[0] - step_before
+        # a 1-d search on function values locates the maximum to ~sqrt(machine epsilon)
+        assert gamma == pytest.approx(best.x, abs=max(10 * tol, 1e-6))
+        assert s.dual() == pytest.approx(-best.fun, abs=1e-12)
