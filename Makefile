@@ -18,14 +18,14 @@ reproduce: $(BIN)/.installed
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/snakemake --cores $(CORES)
 
 test: $(BIN)/.installed
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests $(wildcard benchmarks)
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/python -m pytest -q
 
 smoke: $(BIN)/.installed
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/snakemake --cores 2 --profile workflow/profiles/smoke
 
 lint: $(BIN)/.installed
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests $(wildcard benchmarks)
 	$(BIN)/snakemake --lint
 
 bench: $(BIN)/.installed

@@ -61,7 +61,8 @@ def validate_sequences(seq: Sequences, n_labels: int | None = None,
     if off.ndim != 1 or len(off) < 1 or off[0] != 0:
         raise ValueError("offsets must be a 1-d array starting at 0")
     if np.any(np.diff(off) < 1):
-        raise ValueError("every sequence must have at least one token (offsets strictly increasing)")
+        raise ValueError("every sequence must have at least one token "
+                         "(offsets strictly increasing)")
     if len(lab) != off[-1]:
         raise ValueError(f"labels has {len(lab)} entries but offsets end at {off[-1]}")
     if len(ptr) != len(lab) + 1 or ptr[0] != 0 or np.any(np.diff(ptr) < 0):

@@ -192,3 +192,28 @@ def predict(w, seq: Sequences, n_attr: int, n_labels: int) -> np.ndarray:
     out = np.empty(seq.n_tokens, dtype=np.int32)
     return _predict(w, n_attr, n_labels, seq.offsets, seq.attr_indptr, seq.attr_indices, out,
                     ws.scores, ws.emit, ws.back, ws.path)
+
+
+@njit(**NJIT)
+def _oracle_pass(w, n_attr, K, offsets, attr_indptr, attr_indices, scores, emit, alpha, beta,
+                 scale, trans, unary, pair):
+    n = len(offsets) - 1
+    total = 0.0
+    for i in range(n):
+        tmax = transition_potentials(w, n_attr, K, trans)
+        T = unary_scores(w, n_attr, K, offsets, attr_indptr, attr_indices, i, scores)
+        total += forward_backward(scores, T, K, trans, tmax, w, n_attr, emit, alpha, beta,
+                                  scale, unary, pair)
+    return total
+
+
+def oracle_pass(w, seq: Sequences, n_attr: int, n_labels: int) -> float:
+    """One bare oracle call per sequence (scores, exp(W), forward-backward with all marginals).
+
+    This is the unit of work of the benchmarks: SDCA's epoch is compared to it. As in a
+    stochastic solver, exp(W) is recomputed for every sequence. Returns sum_i log Z_i.
+    """
+    ws = make_workspace(int(np.max(np.diff(seq.offsets))), n_labels)
+    return _oracle_pass(w, n_attr, n_labels, seq.offsets, seq.attr_indptr, seq.attr_indices,
+                        ws.scores, ws.emit, ws.alpha, ws.beta, ws.scale, ws.trans, ws.unary,
+                        ws.pair)

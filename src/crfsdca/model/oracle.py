@@ -180,17 +180,18 @@ def _forward_backward_log(scores, T, K, w, trans_offset, alpha, beta, emit, unar
 
 
 @njit(**NJIT_FAST)
-def forward_backward(scores, T, K, trans, trans_max, w, n_attr,
-                     emit, alpha, beta, scale, unary, pair):
-    """log Z, unary marginals ``unary[:T*K]`` and pairwise marginals ``pair[:(T-1)*K*K]``.
+def forward_backward_scaled(scores, T, K, trans, trans_max, emit, alpha, beta, scale, unary,
+                            pair):
+    """The scaled forward-backward alone; returns log Z, or NaN if it left the safe range.
 
-    ``scores`` are the unary scores of the sequence, ``trans``/``trans_max`` come
-    from :func:`transition_potentials` at the same weights ``w``.
+    On success the buffers also hold what the log-marginals are made of:
+    ``alpha[t*K + k]`` = normalized forward message a_t(k) and, for t >= 1,
+    ``emit[t*K + l]`` = g_t(l) = exp(s_t(l) - max_k s_t(k)) b_t(l) / c_t, so that
+    p(y_t = k, y_{t+1} = l) = a_t(k) exp(W[k, l] - max W) g_{t+1}(l).
     """
     logz = _forward(scores, T, K, trans, trans_max, emit, alpha, scale)
     if logz != logz:
-        return _forward_backward_log(scores, T, K, w, n_attr * K + 3 * K,
-                                     alpha, beta, emit, unary, pair)
+        return logz
     KK = K * K
     last = (T - 1) * K
     for k in range(K):
@@ -217,6 +218,22 @@ def forward_backward(scores, T, K, trans, trans_max, w, n_attr,
             unary[row + k] = ak * s
             bmax = max(bmax, s)
     if not bmax < _SAFE_MAX:
+        return np.nan
+    return logz
+
+
+@njit(**NJIT)
+def forward_backward(scores, T, K, trans, trans_max, w, n_attr,
+                     emit, alpha, beta, scale, unary, pair):
+    """log Z, unary marginals ``unary[:T*K]`` and pairwise marginals ``pair[:(T-1)*K*K]``.
+
+    ``scores`` are the unary scores of the sequence, ``trans``/``trans_max`` come
+    from :func:`transition_potentials` at the same weights ``w``. Scaled
+    recursion, redone in log space if a scale factor under- or overflows.
+    """
+    logz = forward_backward_scaled(scores, T, K, trans, trans_max, emit, alpha, beta, scale,
+                                   unary, pair)
+    if logz != logz:
         return _forward_backward_log(scores, T, K, w, n_attr * K + 3 * K,
                                      alpha, beta, emit, unary, pair)
     return logz

@@ -11,11 +11,13 @@ from .random import make_rng
 from .sampling import SCHEMES, make_sampler
 from .sdca_kernel import (
     CYC_LS,
-    CYC_STEP,
+    CYC_ORACLE,
     LINE_SEARCHES,
     LS_EVALS,
+    N_COUNTERS,
     NULL_STEPS,
     ORACLE,
+    PHASES,
     SUM_ENTROPY,
     SUM_GAPS,
     SUM_STEP,
@@ -103,7 +105,7 @@ class SDCA(Solver):
         scalars[W_NORM2] = w @ w
         scalars[SUM_ENTROPY] = entropies.sum()
         self.state = SDCAState(w, mu_unary, mu_pair, entropies, scalars,
-                               np.zeros(6, dtype=np.int64), np.zeros(1))
+                               np.zeros(N_COUNTERS, dtype=np.int64), np.zeros(1))
         lipschitz = None if p.radii is None else p.lam + np.asarray(p.radii) / n
         self.sampler = make_sampler(sampler, non_uniformity, n, lipschitz)
         scalars[SUM_GAPS] = self.sampler.gaps.sum()
@@ -116,7 +118,7 @@ class SDCA(Solver):
                                    np.zeros(3 * K), np.zeros(K * K))
         self._steps = 0
         self._next_refresh = self.refresh_every * n if self.refresh_every > 0 else np.inf
-        self._last = np.zeros(6, dtype=np.int64)
+        self._last = np.zeros(N_COUNTERS, dtype=np.int64)
         self._last_step_sum = 0.0
 
     # -- driving -------------------------------------------------------------------------
@@ -178,12 +180,15 @@ class SDCA(Solver):
         d = c - self._last
         step_sum = self.state.sums[SUM_STEP]
         updates = max(int(d[UPDATES]), 1)
+        cyc = d[CYC_ORACLE:CYC_ORACLE + len(PHASES)]
+        total = max(int(cyc.sum()), 1)
         out = {
             "ls_iters": d[LS_EVALS] / updates,
-            "ls_time_share": d[CYC_LS] / d[CYC_STEP] if d[CYC_STEP] > 0 else 0.0,
+            "ls_time_share": d[CYC_LS] / total,
             "mean_step": (step_sum - self._last_step_sum) / updates,
             "null_steps": d[NULL_STEPS] / updates,
         }
+        out.update({f"share_{name}": c / total for name, c in zip(PHASES, cyc, strict=True)})
         self._last = c
         self._last_step_sum = step_sum
         return out

@@ -1,0 +1,28 @@
+# Reproduction of "Adaptive Stochastic Dual Coordinate Ascent for Conditional Random Fields"
+# (Le Priol, Piche, Lacoste-Julien, UAI 2018). Every rule's job is one call of the package's
+# command-line interface (python -m crfsdca <command> ...); see README.md.
+#
+#   snakemake --cores 8                                 the full reproduction (config.yaml)
+#   snakemake --cores 2 --profile workflow/profiles/smoke   CI-sized subsets, separate outputs
+
+from snakemake.utils import min_version, validate
+
+min_version("8.0")
+
+
+configfile: "config.yaml"
+
+
+validate(config, "workflow/schemas/config.schema.yaml")
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    input:
+        expand(f"{PROCESSED}/{{dataset}}.h5", dataset=DATASETS),
+        TABLE1,
+    default_target: True

@@ -1,0 +1,180 @@
+"""The processed dataset file ``data/processed/{dataset}.h5`` and its in-memory :class:`Dataset`.
+
+Schema (format ``crfsdca-dataset``, version 1)::
+
+    /                       attrs: format, format_version, dataset, package_version,
+                                   source_sha256 (json {file: sha256}), templates (json),
+                                   config (json of the featurize options), n_labels,
+                                   n_attributes
+    /vocab/labels           utf-8 strings (K,)   label id -> label string
+    /vocab/attributes       utf-8 strings (A,)   attribute id -> attribute string
+    /train/offsets          int64 (n+1)          tokens of sequence i: offsets[i]:offsets[i+1]
+    /train/labels           int32 (N)            gold label id of every token
+    /train/attr_indptr      int64 (N+1)          attributes of token t:
+    /train/attr_indices     int32 (nnz)            attr_indices[attr_indptr[t]:attr_indptr[t+1]]
+    /train/radii            float64 (n)          squared radius R_i of every training sequence
+    /test/...               the same four arrays (no radii); absent if there is no test split
+
+Attributes are binary; within a token, attribute ids are sorted ascending and unique.
+Files are written atomically (temporary file, then rename).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import h5py
+import numpy as np
+
+from crfsdca import __version__
+from crfsdca.data.sequences import Sequences, make_sequences, validate_sequences
+from crfsdca.errors import DataFormatError
+from crfsdca.io import atomic_path
+
+FORMAT = "crfsdca-dataset"
+FORMAT_VERSION = 1
+SPLIT_ARRAYS = ("offsets", "labels", "attr_indptr", "attr_indices")
+JSON_ATTRS = ("source_sha256", "templates", "config")
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A featurized dataset: vocabularies, train and test splits, radii, provenance."""
+
+    name: str
+    train: Sequences
+    test: Sequences | None
+    labels: list[str]
+    attributes: list[str]
+    radii: np.ndarray
+    attrs: dict[str, Any] = field(default_factory=dict)
+    path: Path | None = None
+
+    @property
+    def n_labels(self) -> int:
+        """K, the number of labels."""
+        return len(self.labels)
+
+    @property
+    def n_attributes(self) -> int:
+        """A, the number of attributes."""
+        return len(self.attributes)
+
+    @property
+    def dim(self) -> int:
+        """d = A*K + 3*K + K*K, the number of weights (math.md section 1)."""
+        K = self.n_labels
+        return self.n_attributes * K + 3 * K + K * K
+
+
+def _check_sorted_unique(seq: Sequences, where: str) -> None:
+    idx = seq.attr_indices
+    if len(idx) < 2:
+        return
+    inc = np.diff(idx.astype(np.int64)) > 0
+    # a break between tokens is allowed anywhere; within a token ids must strictly increase
+    token_start = np.zeros(len(idx), dtype=bool)
+    starts = seq.attr_indptr[:-1][np.diff(seq.attr_indptr) > 0]
+    token_start[starts] = True
+    if not np.all(inc | token_start[1:]):
+        raise ValueError(f"{where}: attribute ids within a token must be sorted and unique")
+
+
+def write_dataset(path: str | os.PathLike, ds: Dataset) -> Path:
+    """Write ``ds`` to ``path`` atomically (schema in the module docstring)."""
+    path = Path(path)
+    K, A = ds.n_labels, ds.n_attributes
+    splits = {"train": ds.train, "test": ds.test}
+    for name, seq in splits.items():
+        if seq is not None:
+            validate_sequences(seq, K, A)
+            _check_sorted_unique(seq, name)
+    radii = np.ascontiguousarray(ds.radii, dtype=np.float64)
+    if radii.shape != (ds.train.n_sequences,):
+        raise ValueError(f"radii has shape {radii.shape}, expected ({ds.train.n_sequences},)")
+    attrs = dict(ds.attrs)
+    attrs.update(format=FORMAT, format_version=FORMAT_VERSION, dataset=ds.name,
+                 n_labels=K, n_attributes=A)
+    attrs.setdefault("package_version", __version__)
+    for key in JSON_ATTRS:
+        attrs.setdefault(key, {} if key != "templates" else [])
+    strdt = h5py.string_dtype("utf-8")
+    with atomic_path(path) as tmp, h5py.File(tmp, "w") as f:
+        for key, value in attrs.items():
+            f.attrs[key] = json.dumps(value) if key in JSON_ATTRS else value
+        vocab = f.create_group("vocab")
+        vocab.create_dataset("labels", data=np.array(ds.labels, dtype=object), dtype=strdt)
+        vocab.create_dataset("attributes", data=np.array(ds.attributes, dtype=object),
+                             dtype=strdt)
+        for name, seq in splits.items():
+            if seq is None:
+                continue
+            g = f.create_group(name)
+            for arr_name, arr in zip(SPLIT_ARRAYS, seq, strict=True):
+                g.create_dataset(arr_name, data=arr)
+            if name == "train":
+                g.create_dataset("radii", data=radii)
+    return path
+
+
+def _decode(value):
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def load_dataset(path: str | os.PathLike) -> Dataset:
+    """Read a file written by :func:`write_dataset`; clear errors for anything else."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataFormatError(path, "no such file")
+    try:
+        f = h5py.File(path, "r")
+    except OSError as e:
+        raise DataFormatError(path, f"not an HDF5 file ({e})") from None
+    with f:
+        fmt = _decode(f.attrs.get("format"))
+        if fmt != FORMAT:
+            raise DataFormatError(path, f"not a crfsdca dataset file (root attribute 'format' "
+                                        f"is {fmt!r}, expected {FORMAT!r})")
+        version = _decode(f.attrs.get("format_version"))
+        if version != FORMAT_VERSION:
+            raise DataFormatError(path, f"format_version {version}, this package reads "
+                                        f"{FORMAT_VERSION}; featurize again")
+        required = ["vocab/labels", "vocab/attributes", "train/radii",
+                    *(f"train/{a}" for a in SPLIT_ARRAYS)]
+        if "test" in f:
+            required += [f"test/{a}" for a in SPLIT_ARRAYS]
+        missing = [r for r in required if r not in f]
+        if missing:
+            raise DataFormatError(path, f"missing dataset(s): {', '.join(missing)}")
+        attrs = {}
+        for key, value in f.attrs.items():
+            value = _decode(value)
+            attrs[key] = json.loads(value) if key in JSON_ATTRS else value
+        labels = list(f["vocab/labels"].asstr()[()])
+        attributes = list(f["vocab/attributes"].asstr()[()])
+        splits = {}
+        for name in ("train", "test"):
+            if name not in f:
+                splits[name] = None
+                continue
+            try:
+                seq = make_sequences(*(f[name][a][()] for a in SPLIT_ARRAYS))
+                validate_sequences(seq, len(labels), len(attributes))
+            except ValueError as e:
+                raise DataFormatError(path, f"/{name}: {e}") from None
+            splits[name] = seq
+        radii = np.asarray(f["train/radii"][()], dtype=np.float64)
+    if radii.shape != (splits["train"].n_sequences,):
+        raise DataFormatError(path, f"/train/radii has shape {radii.shape}, expected "
+                                    f"({splits['train'].n_sequences},)")
+    return Dataset(name=str(attrs.get("dataset", path.stem)), train=splits["train"],
+                   test=splits["test"], labels=labels, attributes=attributes, radii=radii,
+                   attrs=attrs, path=path)

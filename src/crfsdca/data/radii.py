@@ -1,0 +1,87 @@
+"""Squared radii R_i of the training sequences (math.md section 6, paper Appendix C).
+
+R_i estimates max_y ||F(x_i, y_i) - F(x_i, y)||^2 by the labeling y' that is constant,
+equal to a label c_i absent from y_i (the smallest such id), or when every label occurs in
+y_i, to the least frequent label of y_i (ties: smallest id). F counts, for a labeling y:
+
+- emission E (A x K): tokens t with attribute a active and y_t = k (an attribute active
+  at several tokens adds up in its row);
+- bias B (K x 3): every token, the first token, the last token, labeled k;
+- transition W (K x K): positions t < T with (y_t, y_{t+1}) = (k, l).
+
+With m[a, k] the emission counts of y_i and n[a] = sum_k m[a, k] (those of y' are n[a] in
+column c), the emission part is sum m^2 - sum_a m[a, c]^2 + sum_a (m[a, c] - n[a])^2, and
+similarly for the bias and transition blocks. Everything is vectorized over the whole split.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from crfsdca.data.sequences import Sequences
+
+
+def _grouped_square_sums(keys: np.ndarray, group_of_key, n_groups: int):
+    """Unique keys with their counts, and per group the sum of squared counts."""
+    uniq, counts = np.unique(keys, return_counts=True)
+    groups = group_of_key(uniq)
+    sq = np.bincount(groups, weights=counts.astype(np.float64) ** 2, minlength=n_groups)
+    return uniq, counts, groups, sq
+
+
+def constant_labels(seq: Sequences, n_labels: int) -> np.ndarray:
+    """The label c_i of the constant labeling y' of every sequence (see module docstring)."""
+    n, K = seq.n_sequences, n_labels
+    seq_of_tok = np.repeat(np.arange(n, dtype=np.int64), seq.lengths())
+    counts = np.bincount(seq_of_tok * K + seq.labels, minlength=n * K).reshape(n, K)
+    # argmin returns the first minimum: the smallest absent label if any (count 0), else
+    # the least frequent label with ties broken by the smallest id.
+    return np.argmin(counts, axis=1).astype(np.int64)
+
+
+def squared_radii(seq: Sequences, n_labels: int, n_attributes: int) -> np.ndarray:
+    """R_i = ||F(x_i, y_i) - F(x_i, y'_i)||^2 for every sequence of ``seq`` (float64, n)."""
+    n, K, A = seq.n_sequences, int(n_labels), max(int(n_attributes), 1)
+    if n == 0:
+        return np.zeros(0)
+    lengths = seq.lengths()
+    y = seq.labels.astype(np.int64)
+    seq_of_tok = np.repeat(np.arange(n, dtype=np.int64), lengths)
+    c = constant_labels(seq, K)
+    c_tok = c[seq_of_tok]
+
+    # --- emission: keys (seq, a, k) and (seq, a)
+    tok_of_nz = np.repeat(np.arange(len(y), dtype=np.int64), np.diff(seq.attr_indptr))
+    s_nz = seq_of_tok[tok_of_nz]
+    a_nz = seq.attr_indices.astype(np.int64)
+    sa = s_nz * A + a_nz
+    u_sak, m, g_sak, sum_m2 = _grouped_square_sums(sa * K + y[tok_of_nz],
+                                                   lambda u: u // (A * K), n)
+    u_sa, n_a, _, sum_n2 = _grouped_square_sums(sa, lambda u: u // A, n)
+    # entries (seq, a, c_seq): m[a, c] > 0; cross term -2 m[a, c] n[a]
+    at_c = (u_sak % K) == c[g_sak]
+    n_of = n_a[np.searchsorted(u_sa, u_sak[at_c] // K)]
+    cross = np.bincount(g_sak[at_c], weights=(m[at_c] * n_of).astype(np.float64), minlength=n)
+    emission = sum_m2 + sum_n2 - 2.0 * cross
+
+    # --- bias column 0 (all tokens): counts of each label vs T tokens of label c
+    _, _, _, sum_c2 = _grouped_square_sums(seq_of_tok * K + y, lambda u: u // K, n)
+    cnt_c = np.bincount(seq_of_tok, weights=(y == c_tok).astype(np.float64), minlength=n)
+    T = lengths.astype(np.float64)
+    bias = sum_c2 - cnt_c**2 + (cnt_c - T) ** 2
+    # columns 1 and 2 (first and last token): 2 unless that label is c
+    first = y[seq.offsets[:-1]]
+    last = y[seq.offsets[1:] - 1]
+    bias += 2.0 * (first != c) + 2.0 * (last != c)
+
+    # --- transitions (y_t, y_{t+1}) within sequences vs T - 1 transitions (c, c)
+    inner = np.ones(len(y), dtype=bool)
+    inner[seq.offsets[1:] - 1] = False  # the last token of a sequence has no successor
+    t_idx = np.flatnonzero(inner)
+    s_tr = seq_of_tok[t_idx]
+    kl = y[t_idx] * K + y[t_idx + 1]
+    _, _, _, sum_t2 = _grouped_square_sums(s_tr * K * K + kl, lambda u: u // (K * K), n)
+    tr_cc = np.bincount(s_tr, weights=(kl == c[s_tr] * (K + 1)).astype(np.float64), minlength=n)
+    transition = sum_t2 - tr_cc**2 + (tr_cc - (T - 1)) ** 2
+
+    return emission + bias + transition
