@@ -18,6 +18,8 @@ validate(config, "workflow/schemas/config.schema.yaml")
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
+include: "workflow/rules/optimum.smk"
+include: "workflow/rules/train.smk"
 include: "workflow/rules/report.smk"
 
 
@@ -25,4 +27,6 @@ rule all:
     input:
         expand(f"{PROCESSED}/{{dataset}}.h5", dataset=DATASETS),
         TABLE1,
+        expand(f"{RESULTS}/optimum/{{dataset}}.h5", dataset=DATASETS),
+        [f"{run}/trace.csv" for run in RUN_DIRS],
     default_target: True

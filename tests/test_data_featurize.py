@@ -52,8 +52,9 @@ def token_attrs(ds: Dataset, split: str, t: int) -> list[str]:
 
 def test_tiny_featurization(tiny_conll):
     ds = featurize("tiny", tiny_conll)
-    # labels: sorted union of train and test (O appears only in test)
+    # labels: the sorted training labels (the model's K), then test-only ones (O here)
     assert ds.labels == ["B-NP", "B-VP", "I-NP", "O"]
+    assert ds.n_labels == 3
     # attributes in order of first occurrence in training; duplicates kept once
     assert ds.attributes == ["w[0]=a", "w[0]=cat", "pos[-1]|pos[0]=DT|NN", "w[0]=sat",
                              "pos[-1]|pos[0]=NN|VBD", "w[0]=dog"]
@@ -64,9 +65,9 @@ def test_tiny_featurization(tiny_conll):
     # test: unseen attributes dropped ("w[0]=bird", "pos[-1]|pos[0]=VBD|.", ...)
     assert [token_attrs(ds, "test", t) for t in range(4)] == [
         ["w[0]=a"], ["pos[-1]|pos[0]=DT|NN"], ["pos[-1]|pos[0]=NN|VBD"], []]
-    assert ds.test.labels.tolist() == [0, 2, 1, 3]
-    assert ds.dim == 6 * 4 + 3 * 4 + 16
-    np.testing.assert_array_equal(ds.radii, squared_radii(ds.train, 4, 6))
+    assert ds.test.labels.tolist() == [0, 2, 1, 3]  # 3 = O, never predictable
+    assert ds.dim == 6 * 3 + 3 * 3 + 9
+    np.testing.assert_array_equal(ds.radii, squared_radii(ds.train, 3, 6))
 
 
 def test_min_count_and_subsets(tiny_conll):
@@ -144,8 +145,8 @@ def test_hdf5_round_trip(tiny_conll, tmp_path):
     assert back.attrs["templates"] == [[["w", 0]], [["pos", -1], ["pos", 0]], [["w", 0]]]
     assert set(back.attrs["source_sha256"]) == {"train.txt", "test.txt"}
     assert back.attrs["config"]["options"]["test"] == "test.txt"
-    assert back.attrs["n_labels"] == 4 and back.attrs["n_attributes"] == 6
-    assert back.n_labels == 4 and back.n_attributes == 6 and back.dim == ds.dim
+    assert back.attrs["n_labels"] == 3 and back.attrs["n_attributes"] == 6
+    assert back.n_labels == 3 and back.labels == ds.labels and back.n_attributes == 6 and back.dim == ds.dim
     with h5py.File(path) as f:
         assert f["train/offsets"].dtype == np.int64 and f["train/labels"].dtype == np.int32
         assert f["train/attr_indices"].dtype == np.int32 and f["train/radii"].dtype == np.float64
@@ -192,7 +193,7 @@ def test_load_rejects_inconsistent_arrays(tmp_path, tiny_conll):
     path = write_dataset(tmp_path / "t.h5", featurize("tiny", tiny_conll))
     with h5py.File(path, "a") as f:
         f["train/labels"][0] = 99
-    with pytest.raises(DataFormatError, match=r"/train: label id 99 out of range for K = 4"):
+    with pytest.raises(DataFormatError, match=r"/train: label id 99 out of range for K = 3"):
         load_dataset(path)
 
 
@@ -202,8 +203,8 @@ def test_load_rejects_inconsistent_arrays(tmp_path, tiny_conll):
 def test_table1_numbers(tiny_conll, tmp_path):
     ds = featurize("conll", tiny_conll)
     row = dataset_row(ds)
-    assert row == {"d": 52, "n": 2, "N": 5, "K": 4, "A": 6, "a": 1.6,
-                   "mem_gib": round((5 - 2) * 16 * 8 / 2**30, 3)}
+    assert row == {"d": 36, "n": 2, "N": 5, "K": 3, "A": 6, "a": 1.6,
+                   "mem_gib": round((5 - 2) * 9 * 8 / 2**30, 3)}
     rows = table_rows([ds])
     assert [r["source"] for r in rows] == ["ours", "paper"]
     assert rows[1]["A"] == 74658 and rows[1]["K"] == 22

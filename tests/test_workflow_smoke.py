@@ -30,6 +30,7 @@ def _workflow_copy(tmp_path, url: str):
     work.mkdir()
     shutil.copy(ROOT / "Snakefile", work)
     shutil.copytree(ROOT / "workflow", work / "workflow")
+    (work / "src").symlink_to(ROOT / "src")  # the package code (rules depend on it)
     shutil.copy(ROOT / "environment.yml", work)
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
     config["raw_files"][DOWNLOADED]["url"] = f"{url}/{DOWNLOADED}"

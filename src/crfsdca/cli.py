@@ -6,7 +6,8 @@ can also be run by hand. Commands:
 - ``download``: fetch a raw file from its address and verify it (sha256 or content);
 - ``featurize``: read a raw dataset, extract attributes, write ``{dataset}.h5``;
 - ``table1``: Table 1 (dataset sizes, ours and the paper's) from featurized files;
-- ``train``: one solver run on a featurized dataset (:mod:`crfsdca.cli_train`).
+- ``train``: one solver run on a featurized dataset (:mod:`crfsdca.cli_train`);
+- ``crfsuite``: CRFsuite's L-BFGS on the same objective (:mod:`crfsdca.cli_crfsuite`).
 
 Adding a command: write ``_args_<name>(parser)`` (its arguments) and ``cmd_<name>(args)``
 (returns an exit code), and register both in ``COMMANDS``. Expected errors
@@ -23,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from crfsdca import __version__
+from crfsdca.cli_crfsuite import _args_crfsuite, cmd_crfsuite
 from crfsdca.cli_train import _args_train, cmd_train
 from crfsdca.errors import ConfigError, CrfsdcaError
 
@@ -126,6 +128,8 @@ COMMANDS: list[Command] = [
     ("table1", "Table 1 (dataset sizes) from featurized files", _args_table1, cmd_table1),
     ("train", "train a CRF with one solver; write trace, weights and metadata",
      _args_train, cmd_train),
+    ("crfsuite", "train CRFsuite's L-BFGS on the same objective, traced like train",
+     _args_crfsuite, cmd_crfsuite),
 ]
 
 

@@ -1,5 +1,6 @@
 # Paths and helpers shared by the rules (functions only, no rules).
 
+import itertools
 import json
 import re
 import shlex
@@ -66,3 +67,124 @@ def featurize_spec(wildcards):
     else:
         spec.pop("subset", None)
     return json.dumps(spec, sort_keys=True)
+
+
+# ---------------------------------------------------------------------------- training grid
+# A run is a solver with options; its id (the run directory's name) lists them all, defaults
+# included, so that the same run named by several experiment groups is trained once.
+
+SOLVER_SOURCES = {
+    "sdca": ["sdca.py", "sdca_kernel.py", "sampling.py", "trees.py", "random.py"],
+    "sag": ["sag.py", "sag_kernel.py", "trees.py", "random.py"],
+    "sag-nus": ["sag.py", "sag_kernel.py", "trees.py", "random.py"],
+    "sag-nus-star": ["sag.py", "sag_kernel.py", "trees.py", "random.py"],
+    "oeg": ["oeg.py", "oeg_kernel.py", "random.py"],
+    "lbfgs": ["lbfgs.py"],
+}
+# Code every run depends on: touching it reruns every run; touching one solver's own files
+# (above) reruns only that solver's runs.
+SHARED_SOURCES = sorted(
+    [os.path.join("src/crfsdca/model", f) for f in os.listdir(os.path.join(_SRC, "crfsdca", "model"))
+     if f.endswith(".py")]
+    + ["src/crfsdca/solvers/base.py", "src/crfsdca/solvers/monitor.py",
+       "src/crfsdca/solvers/registry.py", "src/crfsdca/training.py",
+       "src/crfsdca/cli_train.py"]
+) if os.path.isdir(_SRC) else []
+
+
+def _format_value(v):
+    return format(v, "g") if isinstance(v, float) else str(v)
+
+
+def run_id(options):
+    """Directory name of a run: solver, then every option as key-value, sorted."""
+    rest = sorted((k, v) for k, v in options.items() if k != "solver")
+    return "_".join([options["solver"]] + [f"{k}-{_format_value(v)}" for k, v in rest])
+
+
+def _expand(entry):
+    """All runs of one `runs:` entry: the product of its list-valued options."""
+    keys = list(entry)
+    values = [v if isinstance(v, list) else [v] for v in entry.values()]
+    for combo in itertools.product(*values):
+        yield dict(zip(keys, combo))
+
+
+def build_grid(cfg):
+    """{group: {dataset: [run ids]}} and {(dataset, run id): options}."""
+    groups, runs = {}, {}
+    seeds = cfg["training"]["seeds"]
+    for group, spec in cfg["experiments"].items():
+        groups[group] = {}
+        for dataset in spec["datasets"]:
+            ids = []
+            for entry in spec["runs"]:
+                for partial in _expand(entry):
+                    for seed in seeds:
+                        options = {"solver": partial["solver"],
+                                   **cfg["defaults"].get(partial["solver"], {}),
+                                   **partial, "seed": seed}
+                        rid = run_id(options)
+                        runs[(dataset, rid)] = options
+                        ids.append(rid)
+            groups[group][dataset] = ids
+    return groups, runs
+
+
+GROUPS, RUNS = build_grid(config)
+CRFSUITE_DATASETS = list(config.get("crfsuite", {}).get("datasets", []))
+RUN_DIRS = sorted({f"{RESULTS}/runs/{d}/{r}" for d, r in RUNS}
+                  | {f"{RESULTS}/runs/{d}/crfsuite" for d in CRFSUITE_DATASETS})
+
+
+def group_runs(group):
+    """Trace files of every run of an experiment group."""
+    return [f"{RESULTS}/runs/{d}/{r}/trace.csv"
+            for d, ids in GROUPS[group].items() for r in ids]
+
+
+def train_args(wildcards):
+    """The `crfsdca train` options of a run."""
+    options = RUNS[(wildcards.dataset, wildcards.run)]
+    training = config["training"]
+    args = [f"--epochs {_format_value(training['epochs'][wildcards.dataset])}",
+            f"--period {_format_value(training['period'])}"]
+    if training.get("lambda") is not None:
+        args.append(f"--lambda {_format_value(training['lambda'])}")
+    for key, value in options.items():
+        args.append(f"--{key.replace('_', '-')} {shlex.quote(_format_value(value))}")
+    return " ".join(args)
+
+
+def train_sources(wildcards):
+    solver = RUNS[(wildcards.dataset, wildcards.run)]["solver"]
+    own = [f"src/crfsdca/solvers/{f}" for f in SOLVER_SOURCES.get(solver, [])]
+    return [f for f in SHARED_SOURCES + own if os.path.exists(os.path.join(workflow.basedir, f))]
+
+
+def _dataset_sizes(path):
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        n = f["train/offsets"].shape[0] - 1
+        N = f["train/labels"].shape[0]
+        return n, N, int(f.attrs["n_labels"]), int(f.attrs["n_attributes"])
+
+
+def train_mem_mb(wildcards, input):
+    """Memory of a run: its per-sequence state (known from the data sizes) plus overhead."""
+    n, N, K, A = _dataset_sizes(input.data)
+    d = A * K + 3 * K + K * K
+    solver = RUNS[(wildcards.dataset, wildcards.run)]["solver"]
+    state = {
+        "sdca": 8 * (N * K + (N - n) * K * K),
+        "oeg": 8 * (2 * N * K + 2 * n * K * K),
+        "lbfgs": 8 * d * (2 * 20 + 6),
+    }.get(solver, 8 * (N * K + n * K * K) + 16 * d)
+    return int((state + 8 * 8 * d + 2 * N * 8) / 2**20) + 800
+
+
+def optimum_mem_mb(wildcards, input):
+    n, N, K, A = _dataset_sizes(input.data)
+    d = A * K + 3 * K + K * K
+    return int(8 * d * (2 * config["optimum"]["maxcor"] + 12) / 2**20) + 800

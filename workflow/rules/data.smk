@@ -51,7 +51,9 @@ rule featurize:
     """Read a raw dataset, extract its attributes and write {dataset}.h5 (vocabularies,
     flat train/test arrays, squared radii, provenance)."""
     input:
-        dataset_source,
+        source=dataset_source,
+        code=[f"src/crfsdca/data/{f}.py" for f in
+              ("featurize", "readers", "templates", "radii", "hdf5", "sequences")],
     output:
         f"{PROCESSED}/{{dataset}}.h5",
     wildcard_constraints:

@@ -12,8 +12,9 @@ A dataset *spec* is one entry of ``config.yaml``'s ``datasets`` mapping::
 
 Indexing rules:
 
-- labels: the sorted union of the label strings of the training and test files (read in
-  full, before any subset), so every gold label has an id;
+- labels: the sorted label strings of the training file (read in full, before any subset):
+  the model's K labels, as CRFsuite would have them; then, sorted, any label found only in
+  the test file (CONLL's I-LST), so that every gold label has an id and counts as an error;
 - attributes: those of the training split (after subset) occurring at least ``min_count``
   times, with ids in order of first occurrence (as CRFsuite); OCR has a fixed vocabulary,
   the 128 pixels, and ignores ``min_count``; test attributes never seen in training are
@@ -209,10 +210,10 @@ def featurize(name: str, spec: dict[str, Any], raw_dir: str | os.PathLike | None
     """Read and featurize one dataset from its spec; the result is in memory (path None)."""
     sp = parse_spec(name, spec, raw_dir)
     corpus = READERS[sp.reader](sp.source, **sp.options)
-    label_set = {y for s in corpus.train for y in s.labels}
-    if corpus.test:
-        label_set |= {y for s in corpus.test for y in s.labels}
-    labels = sorted(label_set)
+    train_labels = sorted({y for s in corpus.train for y in s.labels})
+    test_only = sorted({y for s in corpus.test for y in s.labels} - set(train_labels)
+                       if corpus.test else set())
+    labels = train_labels + test_only
     label_id = {y: i for i, y in enumerate(labels)}
 
     train_s = take_subset(corpus.train, sp.subset_train)
@@ -227,7 +228,7 @@ def featurize(name: str, spec: dict[str, Any], raw_dir: str | os.PathLike | None
     train, attributes = index_train(train_s, extractor, label_id, sp.min_count,
                                     corpus.fixed_attributes)
     test = index_test(test_s, extractor, label_id, attributes) if test_s else None
-    radii = squared_radii(train, len(labels), len(attributes))
+    radii = squared_radii(train, len(train_labels), len(attributes))
     attrs = {
         "package_version": __version__,
         "source_sha256": _source_checksums(corpus, sp.source),
@@ -235,7 +236,7 @@ def featurize(name: str, spec: dict[str, Any], raw_dir: str | os.PathLike | None
         "config": {"name": name, **spec, "source": str(sp.source)},
     }
     return Dataset(name=name, train=train, test=test, labels=labels, attributes=attributes,
-                   radii=radii, attrs=attrs)
+                   radii=radii, attrs=attrs, model_labels=len(train_labels))
 
 
 def spec_from_config(config: dict[str, Any], name: str) -> dict[str, Any]:

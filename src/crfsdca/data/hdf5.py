@@ -6,7 +6,9 @@ Schema (format ``crfsdca-dataset``, version 1)::
                                    source_sha256 (json {file: sha256}), templates (json),
                                    config (json of the featurize options), n_labels,
                                    n_attributes
-    /vocab/labels           utf-8 strings (K,)   label id -> label string
+    /vocab/labels           utf-8 strings        label id -> label string: the K labels seen
+                                                 in training (n_labels), then any label seen
+                                                 only in the test split
     /vocab/attributes       utf-8 strings (A,)   attribute id -> attribute string
     /train/offsets          int64 (n+1)          tokens of sequence i: offsets[i]:offsets[i+1]
     /train/labels           int32 (N)            gold label id of every token
@@ -53,11 +55,14 @@ class Dataset:
     radii: np.ndarray
     attrs: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
+    model_labels: int | None = None
+    """K: ``labels[:K]`` are the labels seen in training, the model's. Labels after them
+    occur only in the test split (a model can never predict them); None: all labels."""
 
     @property
     def n_labels(self) -> int:
-        """K, the number of labels."""
-        return len(self.labels)
+        """K, the number of labels of the model (those seen in training)."""
+        return len(self.labels) if self.model_labels is None else self.model_labels
 
     @property
     def n_attributes(self) -> int:
@@ -91,7 +96,7 @@ def write_dataset(path: str | os.PathLike, ds: Dataset) -> Path:
     splits = {"train": ds.train, "test": ds.test}
     for name, seq in splits.items():
         if seq is not None:
-            validate_sequences(seq, K, A)
+            validate_sequences(seq, K if name == "train" else len(ds.labels), A)
             _check_sorted_unique(seq, name)
     radii = np.ascontiguousarray(ds.radii, dtype=np.float64)
     if radii.shape != (ds.train.n_sequences,):
@@ -160,6 +165,10 @@ def load_dataset(path: str | os.PathLike) -> Dataset:
             attrs[key] = json.loads(value) if key in JSON_ATTRS else value
         labels = list(f["vocab/labels"].asstr()[()])
         attributes = list(f["vocab/attributes"].asstr()[()])
+        n_model = int(attrs.get("n_labels", len(labels)))
+        if not 1 <= n_model <= len(labels):
+            raise DataFormatError(path, f"root attribute n_labels = {n_model} does not fit "
+                                        f"the {len(labels)} label strings")
         splits = {}
         for name in ("train", "test"):
             if name not in f:
@@ -167,7 +176,8 @@ def load_dataset(path: str | os.PathLike) -> Dataset:
                 continue
             try:
                 seq = make_sequences(*(f[name][a][()] for a in SPLIT_ARRAYS))
-                validate_sequences(seq, len(labels), len(attributes))
+                validate_sequences(seq, n_model if name == "train" else len(labels),
+                                   len(attributes))
             except ValueError as e:
                 raise DataFormatError(path, f"/{name}: {e}") from None
             splits[name] = seq
@@ -177,4 +187,4 @@ def load_dataset(path: str | os.PathLike) -> Dataset:
                                     f"({splits['train'].n_sequences},)")
     return Dataset(name=str(attrs.get("dataset", path.stem)), train=splits["train"],
                    test=splits["test"], labels=labels, attributes=attributes, radii=radii,
-                   attrs=attrs, path=path)
+                   attrs=attrs, path=path, model_labels=n_model)

@@ -1,0 +1,143 @@
+"""CRFsuite (python-crfsuite) trained on exactly our objective, for side-by-side benchmarks.
+
+CRFsuite minimizes sum_i NLL_i + c2 ||w||^2, so c2 = lambda n / 2 gives n P(w). Every
+attribute-label pair and every transition is a feature (``feature.possible_states=1``,
+``feature.possible_transitions=1``, ``feature.minfreq=0``, ``c1=0``). CRFsuite has no
+start/end weights: our bias, first and last weights are the state weights of three extra
+attributes, on every token, on the first and on the last token. The attributes given to
+CRFsuite are read back from our HDF5 file, so both tools see the same problem.
+
+The loss of each iteration (n P(w_k)) comes from ``Trainer.on_iteration`` (needs
+``verbose=True``); ``info['time']`` is CPU time, so wall time is taken here, from the end
+of CRFsuite's feature generation (``on_prepared``) to each iteration.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .errors import CrfsdcaError
+from .solvers.base import Problem
+
+BIAS, FIRST, LAST = "__bias__", "__first__", "__last__"
+
+
+def _pycrfsuite():
+    try:
+        import pycrfsuite
+    except ImportError:  # pragma: no cover - the bench extra is installed by the Makefile
+        raise CrfsdcaError("python-crfsuite is not installed: pip install 'crfsdca[bench]'")
+    return pycrfsuite
+
+
+def sequence_items(problem: Problem, i: int) -> tuple[list[list[str]], list[str]]:
+    """CRFsuite's (attribute lists, labels) of training sequence i."""
+    seq = problem.train
+    names = problem.label_names or tuple(str(k) for k in range(problem.n_labels))
+    start, stop = int(seq.offsets[i]), int(seq.offsets[i + 1])
+    xseq = []
+    for tok in range(start, stop):
+        attrs = [f"a{a}" for a in seq.attr_indices[seq.attr_indptr[tok]:seq.attr_indptr[tok + 1]]]
+        attrs.append(BIAS)
+        if tok == start:
+            attrs.append(FIRST)
+        if tok == stop - 1:
+            attrs.append(LAST)
+        xseq.append(attrs)
+    return xseq, [names[y] for y in seq.labels[start:stop]]
+
+
+def trainer_params(problem: Problem, max_iterations: int, num_memories: int = 6,
+                   epsilon: float = 1e-12) -> dict:
+    return {
+        "c1": 0.0,
+        "c2": problem.lam * problem.n / 2.0,
+        "feature.possible_states": True,
+        "feature.possible_transitions": True,
+        "feature.minfreq": 0.0,
+        "max_iterations": int(max_iterations),
+        "num_memories": int(num_memories),
+        "epsilon": float(epsilon),
+        "delta": 0.0,
+    }
+
+
+def train_crfsuite(problem: Problem, model_path: str | Path, max_iterations: int = 1000,
+                   num_memories: int = 6, epsilon: float = 1e-12) -> list[dict]:
+    """Train CRFsuite's L-BFGS; returns one row per iteration (loss, wall seconds, evals)."""
+    pycrfsuite = _pycrfsuite()
+    rows: list[dict] = []
+    clock = {"t0": None}
+
+    class Tracing(pycrfsuite.Trainer):
+        """Records iterations; prints nothing (pycrfsuite's handlers print every log line)."""
+
+        def on_start(self, log):
+            pass
+
+        def on_featgen_progress(self, log, percent):
+            pass
+
+        def on_featgen_end(self, log):
+            pass
+
+        def on_prepare_error(self, log):
+            raise CrfsdcaError(f"CRFsuite could not prepare the training data: {log}")
+
+        def on_optimization_end(self, log):
+            pass
+
+        def on_end(self, log):
+            pass
+
+        def on_prepared(self, log):
+            clock["t0"] = time.perf_counter()
+
+        def on_iteration(self, log, info):
+            rows.append({"seconds": time.perf_counter() - clock["t0"], "loss": info["loss"],
+                         "evals": info.get("linesearch_trials", 1),
+                         "cpu": info.get("time", math.nan)})
+
+    trainer = Tracing(verbose=True)
+    trainer.select("lbfgs", "crf1d")
+    for i in range(problem.n):
+        trainer.append(*sequence_items(problem, i))
+    trainer.set_params(trainer_params(problem, max_iterations, num_memories, epsilon))
+    trainer.train(str(model_path))
+    return rows
+
+
+def weights_from_model(model_path: str | Path, problem: Problem) -> np.ndarray:
+    """Our weight vector from a CRFsuite model (features it never created stay 0).
+
+    pycrfsuite reads the weights from CRFsuite's text dump, which prints them with six
+    decimals: our P at these weights matches CRFsuite's loss / n up to ||grad P|| * 1e-6,
+    which is tight near the optimum and looser early in a run.
+    """
+    pycrfsuite = _pycrfsuite()
+    layout = problem.layout
+    K = problem.n_labels
+    names = problem.label_names or tuple(str(k) for k in range(K))
+    label_id = {name: k for k, name in enumerate(names[:K])}
+    w = layout.zeros()
+    E, B, W = layout.emission(w), layout.bias(w), layout.transition(w)
+    tagger = pycrfsuite.Tagger()
+    tagger.open(str(model_path))
+    try:
+        info = tagger.info()
+    finally:
+        tagger.close()
+    column = {BIAS: 0, FIRST: 1, LAST: 2}
+    for (attr, label), value in info.state_features.items():
+        k = label_id[label]
+        if attr in column:
+            B[k, column[attr]] = value
+        else:
+            E[int(attr[1:]), k] = value
+    for (a, b), value in info.transitions.items():
+        W[label_id[a], label_id[b]] = value
+    return w
