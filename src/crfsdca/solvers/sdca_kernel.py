@@ -19,10 +19,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from ..lowlevel import cycles, prefetch_range
 from ..model._fastmath import NJIT, NJIT_FAST, flog
 from ..model.chain import chain_entropy
 from ..model.oracle import forward_backward, transition_potentials, unary_scores
-from ..timing import cycles
 from .sampling import draw, record_gap
 
 NEWTON, SINGLE_NEWTON, FIXED, GOLDEN = 0, 1, 2, 3
@@ -127,18 +127,48 @@ def _divergence_terms(mu, m0, nu, n0, size, to_delta, curvature):
     return gap, fp, fpp
 
 
+@njit(**NJIT_FAST)
+def _pair_divergence_terms(mu, m0, nu, T, K, curvature, delta_sum):
+    """_divergence_terms over the T-1 pairwise tables (turned into delta), edge by edge,
+    also summing delta over the edges into ``delta_sum`` (K*K), as the transition block
+    of the primal direction needs."""
+    KK = K * K
+    for j in range(KK):
+        delta_sum[j] = 0.0
+    gap = 0.0
+    fp = 0.0
+    fpp = 0.0
+    for t in range(T - 1):
+        base = t * KK
+        for j in range(KK):
+            m = np.float64(mu[m0 + base + j])
+            nv = nu[base + j]
+            d = nv - m
+            lm = flog(m)
+            pos = m > 0.0
+            gap += m * (lm - flog(nv)) if pos else 0.0
+            fp -= d * lm if pos else 0.0
+            if curvature:
+                fpp -= d * d / m if pos else 0.0
+            nu[base + j] = d
+            delta_sum[j] += d
+    return gap, fp, fpp
+
+
 @njit(**NJIT)
-def _first_pass(mu_unary, u0, mu_pair, p0, nu_unary, nu_pair, T, K, curvature):
+def _first_pass(mu_unary, u0, mu_pair, p0, nu_unary, nu_pair, T, K, curvature, delta_sum):
     """Turn nu into delta = nu - mu in place; return (gap, f'_H(0), f''_H(0)).
 
     The gap is D~(mu || nu); f'_H and f''_H are the derivatives at 0 of the
     entropy part H~(mu + gamma delta) of the line-search objective (f''_H only
-    with ``curvature``, else 0).
+    with ``curvature``, else 0). ``delta_sum`` receives delta summed over edges.
     """
     if T == 1:
+        for j in range(K * K):
+            delta_sum[j] = 0.0
         gap, fp, fpp = _divergence_terms(mu_unary, u0, nu_unary, 0, K, True, curvature)
         return max(gap, 0.0), fp, fpp
-    gap, fp, fpp = _divergence_terms(mu_pair, p0, nu_pair, 0, (T - 1) * K * K, True, curvature)
+    gap, fp, fpp = _pair_divergence_terms(mu_pair, p0, nu_pair, T, K, curvature, delta_sum)
     gs, fps, fpps = _divergence_terms(mu_unary, u0 + K, nu_unary, K, (T - 2) * K, False,
                                       curvature)
     for j in range(T * K):
@@ -174,8 +204,12 @@ def _evaluate(mu_unary, u0, mu_pair, p0, d_unary, d_pair, T, K, gamma):
 
 
 @njit(**NJIT)
-def _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, scale, v_em, v_bias, v_trans):
-    """v = scale * E_delta[F(x_i, .)] into the sparse buffers; returns (<w, v>, ||v||^2)."""
+def _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, scale, v_em, v_bias, v_trans,
+                      sum_trans):
+    """v = scale * E_delta[F(x_i, .)] into the sparse buffers; returns (<w, v>, ||v||^2).
+
+    With ``sum_trans`` false, ``v_trans`` already holds delta summed over the edges.
+    """
     start = idx.offsets[i]
     ua0 = idx.uniq_ptr[i]
     nu = idx.uniq_ptr[i + 1] - ua0
@@ -196,11 +230,12 @@ def _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, scale, v_em, v_b
         v_bias[3 * k + 1] = scale * d_unary[k]
         v_bias[3 * k + 2] = scale * d_unary[(T - 1) * K + k]
     KK = K * K
-    for j in range(KK):
-        v_trans[j] = 0.0
-    for t in range(T - 1):
+    if sum_trans:
         for j in range(KK):
-            v_trans[j] += d_pair[t * KK + j]
+            v_trans[j] = 0.0
+        for t in range(T - 1):
+            for j in range(KK):
+                v_trans[j] += d_pair[t * KK + j]
     wv = 0.0
     vv = 0.0
     for r in range(nu):
@@ -292,7 +327,9 @@ def sdca_step(i, w, n_attr, K, idx, st, buf, lam_n, method, tol, fixed_step, exa
     T = idx.offsets[i + 1] - start
     u0 = start * K
     p0 = (start - i) * K * K
-    # 1. oracle at w
+    # 1. oracle at w; meanwhile the block of the marginal store comes from memory
+    prefetch_range(st.mu_pair, p0, p0 + (T - 1) * K * K)
+    prefetch_range(st.mu_unary, u0, u0 + T * K)
     unary_scores(w, n_attr, K, idx.offsets, idx.attr_indptr, idx.attr_indices, i, buf.scores)
     tmax = transition_potentials(w, n_attr, K, buf.trans)
     forward_backward(buf.scores, T, K, buf.trans, tmax, w, n_attr, buf.emit, buf.alpha,
@@ -301,13 +338,13 @@ def sdca_step(i, w, n_attr, K, idx, st, buf, lam_n, method, tol, fixed_step, exa
     c_oracle = cycles()
     # 2. gap, delta and derivatives at 0
     gap, fph0, fpph0 = _first_pass(st.mu_unary, u0, st.mu_pair, p0, buf.unary, buf.pair, T, K,
-                                   method == SINGLE_NEWTON)
+                                   method == SINGLE_NEWTON, buf.v_trans)
     d_unary = buf.unary
     d_pair = buf.pair
     c_gap = cycles()
     # 3. primal direction
     wv, vv = _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, -1.0 / lam_n,
-                               buf.v_emission, buf.v_bias, buf.v_trans)
+                               buf.v_emission, buf.v_bias, buf.v_trans, False)
     # 4. line search on f(gamma) = H~(mu + gamma delta) - (lam n / 2)||w + gamma v||^2
     c_ls = cycles()
     h_old = st.entropies[i]
@@ -333,7 +370,7 @@ def sdca_step(i, w, n_attr, K, idx, st, buf, lam_n, method, tol, fixed_step, exa
         else:
             _store_applied_delta(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, gamma)
             wv, vv = _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, -1.0 / lam_n,
-                                       buf.v_emission, buf.v_bias, buf.v_trans)
+                                       buf.v_emission, buf.v_bias, buf.v_trans, True)
             h_new = chain_entropy(st.mu_unary, u0, st.mu_pair, p0, T, K)
         gain = (h_new - h_old) - lam_n * gamma * (wv + 0.5 * gamma * vv)
         if gain < 0.0 and (method == NEWTON or method == GOLDEN):
@@ -459,7 +496,7 @@ def refresh_gaps(w, n_attr, K, idx, st, buf, sampler):
         forward_backward(buf.scores, T, K, buf.trans, tmax, w, n_attr, buf.emit, buf.alpha,
                          buf.beta, buf.scale, buf.unary, buf.pair)
         gap = _first_pass(st.mu_unary, start * K, st.mu_pair, (start - i) * K * K, buf.unary,
-                          buf.pair, T, K, False)[0]
+                          buf.pair, T, K, False, buf.v_trans)[0]
         record_gap(sampler, i, gap)
         total += sampler.gaps[i]
     st.counters[ORACLE] += n

@@ -1,0 +1,64 @@
+"""Shared helpers of the benchmark scripts: machine facts, datasets, timing."""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+
+from crfsdca.data.synthetic import pos_scale
+from crfsdca.solvers.base import Problem
+
+ROOT = Path(__file__).resolve().parents[1]
+DATASETS = ("ocr", "conll", "ner", "pos")
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((line.split(":", 1)[1].strip() for line in f
+                        if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
+    return f"{cpu}, {os.cpu_count()} cores ({affinity} usable), Python {platform.python_version()}"
+
+
+def load_problem(name: str, processed: Path | None = None) -> Problem | None:
+    """The training problem of a featurized dataset, the POS-scale synthetic set, or None."""
+    if name == "pos-synthetic":
+        seq = pos_scale()
+        return Problem(seq, 190_000, 45, 1.0 / seq.n_sequences)
+    from crfsdca.data.hdf5 import load_dataset
+
+    path = (processed or ROOT / "data" / "processed") / f"{name}.h5"
+    if not path.exists():
+        return None
+    return Problem.from_dataset(load_dataset(path))
+
+
+def random_weights(problem: Problem, scale: float = 0.1, seed: int = 0) -> np.ndarray:
+    """Weights of a realistic magnitude (trained CRFs have |w| of order 0.1-1)."""
+    return np.random.default_rng(seed).normal(scale=scale, size=problem.dim)
+
+
+def best_time(fn, repeat: int = 3) -> float:
+    """Best wall-clock seconds of ``repeat`` calls (after one warm-up call)."""
+    fn()
+    best = np.inf
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def markdown_table(rows: list[dict], columns: list[str]) -> str:
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for r in rows:
+        lines.append("| " + " | ".join(str(r[c]) for c in columns) + " |")
+    return "\n".join(lines)
