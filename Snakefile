@@ -27,6 +27,9 @@ rule all:
     input:
         expand(f"{PROCESSED}/{{dataset}}.h5", dataset=DATASETS),
         TABLE1,
-        expand(f"{RESULTS}/optimum/{{dataset}}.h5", dataset=DATASETS),
-        [f"{run}/trace.csv" for run in RUN_DIRS],
+        OPTIMA,
+        all_traces(),
+        FIGURE_FILES,
+        TABLE_FILES,
+        f"{RESULTS}/report.md",
     default_target: True

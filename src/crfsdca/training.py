@@ -84,6 +84,7 @@ def train(solver: Solver, monitor: Monitor, epochs: float, period: float = 1.0,
         progress.update(row, epochs)
         return row
 
+    solver.prepare()
     try:
         record(0.0)
         for target in checkpoints(epochs, period)[1:]:

@@ -188,3 +188,44 @@ def optimum_mem_mb(wildcards, input):
     n, N, K, A = _dataset_sizes(input.data)
     d = A * K + 3 * K + K * K
     return int(8 * d * (2 * config["optimum"]["maxcor"] + 12) / 2**20) + 800
+
+
+# ---------------------------------------------------------------------------- report
+# Which experiment groups each figure and table is drawn from.
+FIGURES = {
+    "fig2_sampling": ["fig2_sampling"],
+    "fig3_nonuniformity": ["fig3_nonuniformity"],
+    "fig4_methods": ["fig4_methods"],
+    "fig7_test_error": ["fig4_methods"],
+    "fig8_line_search": ["fig8_line_search"],
+    "fig9_gap_estimate": ["fig4_methods"],
+    "subprecision": ["subprecision"],
+    "wallclock": ["fig4_methods", "crfsuite"],
+}
+TABLES = {
+    "time_to_target": ["fig4_methods", "crfsuite"],
+    "subprecision": ["subprecision"],
+    "optimum": ["fig4_methods"],
+}
+FIGURE_FILES = [f"{RESULTS}/figures/{name}.{ext}" for name in FIGURES for ext in ("png", "pdf")]
+TABLE_FILES = [f"{RESULTS}/tables/{name}.{ext}" for name in TABLES for ext in ("csv", "md")]
+OPTIMA = [f"{RESULTS}/optimum/{d}.h5" for d in DATASETS]
+REPORT_CODE = sorted(
+    os.path.join("src/crfsdca/report", f)
+    for f in os.listdir(os.path.join(_SRC, "crfsdca", "report")) if f.endswith(".py")
+) + ["src/crfsdca/cli_report.py"] if os.path.isdir(_SRC) else []
+
+
+def report_runs(groups):
+    """Trace files of the experiment groups (and of CRFsuite if listed)."""
+    files = []
+    for group in groups:
+        if group == "crfsuite":
+            files += [f"{RESULTS}/runs/{d}/crfsuite/trace.csv" for d in CRFSUITE_DATASETS]
+        elif group in GROUPS:
+            files += group_runs(group)
+    return sorted(set(files))
+
+
+def all_traces():
+    return sorted({f"{run}/trace.csv" for run in RUN_DIRS})

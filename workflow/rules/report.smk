@@ -1,4 +1,4 @@
-# Tables and figures.
+# Tables, figures and the markdown report, all computed from the run traces.
 
 
 localrules:
@@ -26,3 +26,80 @@ rule table1:
     shell:
         "{params.crfsdca} table1 {input:q} --csv {output.csv:q} --md {output.md:q}"
         " > {log:q} 2>&1"
+
+
+rule figure:
+    """One of the paper's figures (PNG and PDF) from the traces of its experiment groups."""
+    input:
+        runs=lambda wc: report_runs(FIGURES[wc.name]),
+        optima=OPTIMA,
+        code=REPORT_CODE,
+    output:
+        png=report(
+            f"{RESULTS}/figures/{{name}}.png",
+            caption="../report/{name}.rst",
+            category="Figures",
+        ),
+        pdf=f"{RESULTS}/figures/{{name}}.pdf",
+    wildcard_constraints:
+        name=_alternatives(FIGURES),
+    params:
+        crfsdca=CRFSDCA,
+    conda:
+        CONDA_ENV,
+    log:
+        f"{RESULTS}/logs/figures/{{name}}.log",
+    shell:
+        "{params.crfsdca} report figure {wildcards.name} --runs {input.runs:q}"
+        " --optimum {input.optima:q} --png {output.png:q} --pdf {output.pdf:q} > {log:q} 2>&1"
+
+
+rule table:
+    """A results table (CSV and markdown): time to reach a sub-optimality, the sub-precision
+    study, the reference optima."""
+    input:
+        runs=lambda wc: report_runs(TABLES[wc.name]),
+        optima=OPTIMA,
+        code=REPORT_CODE,
+    output:
+        csv=report(
+            f"{RESULTS}/tables/{{name}}.csv",
+            caption="../report/{name}_table.rst",
+            category="Tables",
+        ),
+        md=f"{RESULTS}/tables/{{name}}.md",
+    wildcard_constraints:
+        name=_alternatives(TABLES),
+    params:
+        crfsdca=CRFSDCA,
+    conda:
+        CONDA_ENV,
+    log:
+        f"{RESULTS}/logs/tables/{{name}}.log",
+    shell:
+        "{params.crfsdca} report table {wildcards.name} --runs {input.runs:q}"
+        " --optimum {input.optima:q} --csv {output.csv:q} --md {output.md:q} > {log:q} 2>&1"
+
+
+rule report_md:
+    """results/report.md: every figure and table, and each claim of the paper checked
+    against the traces."""
+    input:
+        runs=all_traces(),
+        optima=OPTIMA,
+        figures=FIGURE_FILES,
+        tables=TABLE_FILES,
+        table1=TABLE1,
+        code=REPORT_CODE,
+    output:
+        report(f"{RESULTS}/report.md", caption="../report/report_md.rst", category="Report"),
+    params:
+        crfsdca=CRFSDCA,
+    conda:
+        CONDA_ENV,
+    log:
+        f"{RESULTS}/logs/report_md.log",
+    shell:
+        "{params.crfsdca} report markdown --runs {input.runs:q} --optimum {input.optima:q}"
+        " --figures-dir {RESULTS}/figures --tables {RESULTS}/tables --table1 {input.table1[1]:q}"
+        " --out {output:q} > {log:q} 2>&1"

@@ -69,6 +69,13 @@ class Solver(ABC):
     def run(self, n_steps: int) -> None:
         """Advance the solver by ``n_steps`` iterations."""
 
+    def prepare(self) -> None:
+        """Compile (or load from numba's cache) the kernels, so that no timed call pays it.
+
+        Solvers whose ``run(0)`` does not reach their kernels override this.
+        """
+        self.run(0)
+
     @abstractmethod
     def weights(self) -> np.ndarray:
         """The current primal iterate w (a copy or a view that stays valid until ``run``)."""

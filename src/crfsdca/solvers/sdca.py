@@ -60,8 +60,11 @@ class SDCA(Solver):
     ----------
     sampler: one of ``uniform, importance, gap, gap-importance, max, perm, cyclic``.
     non_uniformity: theta, the share of draws that follow the scheme (rest uniform).
-    line_search: ``newton`` (safeguarded, to ``subprecision``), ``single-newton``,
-        ``fixed`` (``step_size``, or the theoretical step if None) or ``golden``.
+    line_search: ``newton`` (safeguarded, to ``subprecision``), ``single-newton`` (the
+        same search stopped after its first Newton step, taken from the regula-falsi
+        point; a Newton step from 0 vanishes under the log-barrier of the near-Dirac
+        start, one from 1 overshoots and diverges on every dataset), ``fixed``
+        (``step_size``, or the theoretical step if None) or ``golden``.
     refresh_every: recompute every stored gap every that many epochs (0: never).
     store_dtype: ``float64`` or ``float32`` storage of the dual marginals.
     init_c: the constant c of the smoothed-Dirac initialization (eq. 21).
@@ -138,6 +141,13 @@ class SDCA(Solver):
             if self._steps >= self._next_refresh:
                 self.refresh_gaps()
                 self._next_refresh += self.refresh_every * p.n
+
+    def prepare(self) -> None:
+        p = self.problem
+        sdca_run(0, self.state.w, p.n_attributes, p.n_labels, self.index, self.state,
+                 self.buffers, self.sampler, self.rng, self._lam_n,
+                 LINE_SEARCHES[self.line_search], self.subprecision, 1.0,
+                 self.store_dtype == "float64")
 
     def refresh_gaps(self) -> None:
         """Recompute every stored gap at the current weights (n oracle calls)."""

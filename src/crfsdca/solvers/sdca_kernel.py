@@ -104,10 +104,11 @@ def build_index(offsets, attr_indptr, attr_indices, n_attr, uniq_ptr, uniq_attr,
 
 @njit(**NJIT_FAST)
 def _divergence_terms(mu, m0, nu, n0, size, to_delta, curvature):
-    """(sum mu log(mu/nu), -sum (nu-mu) log mu, -sum (nu-mu)^2/mu) over a table.
+    """(sum mu log(mu/nu), -sum (nu-mu) log mu, -sum (nu-mu)^2/nu) over a table.
 
-    The last term only with ``curvature`` (it costs a division per entry), else 0.
-    With ``to_delta`` the table ``nu`` is overwritten by delta = nu - mu.
+    The first two give the gap and f'_H(0); the last, computed only with ``curvature``
+    (it costs a division per entry, else 0), is f''_H(1), the curvature of the entropy
+    at the oracle's marginals. With ``to_delta`` the table ``nu`` becomes delta = nu - mu.
     """
     gap = 0.0
     fp = 0.0
@@ -121,7 +122,7 @@ def _divergence_terms(mu, m0, nu, n0, size, to_delta, curvature):
         gap += m * (lm - flog(nv)) if pos else 0.0
         fp -= d * lm if pos else 0.0
         if curvature:
-            fpp -= d * d / m if pos else 0.0
+            fpp -= d * d / nv if nv > 0.0 else 0.0
         if to_delta:
             nu[n0 + j] = d
     return gap, fp, fpp
@@ -149,7 +150,7 @@ def _pair_divergence_terms(mu, m0, nu, T, K, curvature, delta_sum):
             gap += m * (lm - flog(nv)) if pos else 0.0
             fp -= d * lm if pos else 0.0
             if curvature:
-                fpp -= d * d / m if pos else 0.0
+                fpp -= d * d / nv if nv > 0.0 else 0.0
             nu[base + j] = d
             delta_sum[j] += d
     return gap, fp, fpp
@@ -157,11 +158,11 @@ def _pair_divergence_terms(mu, m0, nu, T, K, curvature, delta_sum):
 
 @njit(**NJIT)
 def _first_pass(mu_unary, u0, mu_pair, p0, nu_unary, nu_pair, T, K, curvature, delta_sum):
-    """Turn nu into delta = nu - mu in place; return (gap, f'_H(0), f''_H(0)).
+    """Turn nu into delta = nu - mu in place; return (gap, f'_H(0), f''_H(1)).
 
-    The gap is D~(mu || nu); f'_H and f''_H are the derivatives at 0 of the
-    entropy part H~(mu + gamma delta) of the line-search objective (f''_H only
-    with ``curvature``, else 0). ``delta_sum`` receives delta summed over edges.
+    The gap is D~(mu || nu); f'_H(0) and f''_H(1) are derivatives of the entropy
+    part H~(mu + gamma delta) of the line-search objective (f''_H(1) only with
+    ``curvature``, else 0). ``delta_sum`` receives delta summed over edges.
     """
     if T == 1:
         for j in range(K * K):
@@ -337,8 +338,8 @@ def sdca_step(i, w, n_attr, K, idx, st, buf, lam_n, method, tol, fixed_step, exa
     st.counters[ORACLE] += 1
     c_oracle = cycles()
     # 2. gap, delta and derivatives at 0
-    gap, fph0, fpph0 = _first_pass(st.mu_unary, u0, st.mu_pair, p0, buf.unary, buf.pair, T, K,
-                                   method == SINGLE_NEWTON, buf.v_trans)
+    gap, fph0, _ = _first_pass(st.mu_unary, u0, st.mu_pair, p0, buf.unary, buf.pair, T, K,
+                               False, buf.v_trans)
     d_unary = buf.unary
     d_pair = buf.pair
     c_gap = cycles()
@@ -349,16 +350,14 @@ def sdca_step(i, w, n_attr, K, idx, st, buf, lam_n, method, tol, fixed_step, exa
     c_ls = cycles()
     h_old = st.entropies[i]
     fp0 = fph0 - lam_n * wv
-    fpp0 = fpph0 - lam_n * vv
     gamma = 0.0
     evals = 0
     if method == FIXED:
         gamma = fixed_step
     elif fp0 > 0.0:
-        if method == SINGLE_NEWTON:
-            gamma = min(-fp0 / fpp0, 1.0) if fpp0 < 0.0 else 1.0
-        elif method == NEWTON:
-            gamma, evals = _newton(st, u0, p0, d_unary, d_pair, T, K, lam_n, wv, vv, fp0, tol)
+        if method == NEWTON or method == SINGLE_NEWTON:
+            gamma, evals = _newton(st, u0, p0, d_unary, d_pair, T, K, lam_n, wv, vv, fp0, tol,
+                                   1 if method == SINGLE_NEWTON else MAX_LINE_SEARCH_ITERATIONS)
         else:
             gamma, evals = _golden(st, u0, p0, d_unary, d_pair, T, K, lam_n, wv, vv, h_old,
                                    tol)
@@ -373,7 +372,7 @@ def sdca_step(i, w, n_attr, K, idx, st, buf, lam_n, method, tol, fixed_step, exa
                                        buf.v_emission, buf.v_bias, buf.v_trans, True)
             h_new = chain_entropy(st.mu_unary, u0, st.mu_pair, p0, T, K)
         gain = (h_new - h_old) - lam_n * gamma * (wv + 0.5 * gamma * vv)
-        if gain < 0.0 and (method == NEWTON or method == GOLDEN):
+        if gain < 0.0 and method != FIXED and method != SINGLE_NEWTON:
             # rounding near a root at 0: the exact line search never lowers the dual
             h_new = _apply_dual(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K,
                                 -gamma)
@@ -399,7 +398,7 @@ def sdca_step(i, w, n_attr, K, idx, st, buf, lam_n, method, tol, fixed_step, exa
 
 
 @njit(**NJIT)
-def _newton(st, u0, p0, d_unary, d_pair, T, K, lam_n, wv, vv, fp0, tol):
+def _newton(st, u0, p0, d_unary, d_pair, T, K, lam_n, wv, vv, fp0, tol, max_evals):
     """Safeguarded Newton on f' over the bracket [0, 1], where f'(0) > 0 >= f'(1).
 
     Starts at the regula-falsi point of the bracket, f'(0) / (f'(0) - f'(1)),
@@ -408,15 +407,16 @@ def _newton(st, u0, p0, d_unary, d_pair, T, K, lam_n, wv, vv, fp0, tol):
     where the log-barrier of small marginals makes f''(0) huge. A Newton step is
     taken when it stays inside the bracket and the previous step at least
     halved |f'|; otherwise the bracket is bisected. As in Numerical Recipes'
-    rtsafe, returns the next point once a step is shorter than ``tol``.
-    Returns (gamma, evaluations).
+    rtsafe, returns the next point once a step is shorter than ``tol``, or after
+    ``max_evals`` evaluations (1: the single-Newton-step variant). Returns (gamma,
+    evaluations).
     """
     lo = 0.0
     hi = 1.0
     gamma = fp0 / (fp0 + lam_n * vv)
     fp_prev = np.inf
     evals = 0
-    for _ in range(MAX_LINE_SEARCH_ITERATIONS):
+    for _ in range(max_evals):
         fph, fpph, _h = _evaluate(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K,
                                   gamma)
         evals += 1

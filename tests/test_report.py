@@ -1,0 +1,545 @@
+"""The report: run traces -> tidy frame, sub-optimality, figures, tables, claims, markdown."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from types import SimpleNamespace
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from crfsdca.cli_report import FIGURE_NAMES, TABLE_NAMES, _args_report, cmd_report  # noqa: E402
+from crfsdca.optimum import write_optimum  # noqa: E402
+from crfsdca.report import claims, figures, metrics, tables  # noqa: E402
+from crfsdca.report.load import load_runs, method_label  # noqa: E402
+from crfsdca.report.markdown import build_report  # noqa: E402
+from crfsdca.solvers.monitor import TRACE_COLUMNS  # noqa: E402
+from crfsdca.training import write_trace  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+P_STAR = {"ocr": 2.0, "conll": 3.0, "ner": 1.5, "pos": 4.0}
+LAM = 0.01
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+# ----------------------------------------------------------------------------- fake runs
+
+def trace_rows(subopt, p_star=2.0, oracle_per_update=1.0, sec_per_epoch=0.5, epochs=None,
+               gap_factor=1.2, ls_iters=2.0, ls_share=0.3, test_error=None, gap=True):
+    """Trace rows with the given sub-optimality at epochs 0, 1, 2, ..."""
+    subopt = np.asarray(subopt, dtype=float)
+    epochs = np.arange(len(subopt), dtype=float) if epochs is None else np.asarray(epochs)
+    n = 100
+    rows = []
+    for k, (e, s) in enumerate(zip(epochs, subopt, strict=True)):
+        updates = int(round(e * n))
+        true_gap = 2.0 * s if gap and np.isfinite(s) else math.nan
+        row = dict.fromkeys(TRACE_COLUMNS, math.nan)
+        row.update(
+            epoch=e, oracle_fb=int(updates * oracle_per_update), oracle_fwd=0,
+            oracle_epochs=e * oracle_per_update, updates=updates, update_epochs=e,
+            ls_evals=int(round(ls_iters * updates)), seconds=e * sec_per_epoch,
+            primal=p_star + s, dual=(p_star + s - true_gap) if gap else math.nan,
+            true_gap=true_gap, gap_estimate=(true_gap * gap_factor if k else 100.0)
+            if gap else math.nan,
+            test_error=0.5 / (1 + e) if test_error is None else test_error[k],
+            ls_iters=ls_iters if k else 0.0, ls_time_share=ls_share if k else 0.0,
+            mean_step=0.5)
+        rows.append(row)
+    return rows
+
+
+def decay(rate, epochs=20, start=10.0, floor=0.0):
+    """start * 10^(-rate * e) for e = 0..epochs, plus ``floor``."""
+    e = np.arange(epochs + 1, dtype=float)
+    return start * 10.0 ** (-rate * e) + floor
+
+
+def sdca(sampler="gap", theta=0.8, line_search="newton", subprecision=1e-3, seed=0):
+    return {"solver": "sdca", "seed": seed, "lambda": LAM, "sampler": sampler,
+            "non_uniformity": theta, "line_search": line_search,
+            "subprecision": subprecision, "step_size": None, "refresh_every": 0.0,
+            "store_dtype": "float64", "init_c": 10.0}
+
+
+def other(name, seed=0):
+    return {"solver": name, "seed": seed, "lambda": LAM}
+
+
+def write_run(root: Path, dataset: str, name: str, solver: dict, rows: list[dict],
+              status: str = "budget") -> Path:
+    d = root / dataset / name
+    d.mkdir(parents=True, exist_ok=True)
+    write_trace(d / "trace.csv", rows)
+    meta = {"command": "train", "dataset": {"name": dataset, "path": f"{dataset}.h5",
+                                            "sha256": "0" * 64, "n": 100, "d": 50},
+            "status": status, "solver_seconds": rows[-1]["seconds"], "solver": solver,
+            "machine": {"cores": 2, "usable_cores": 2, "machine": "x86_64", "processor": "",
+                        "python": "3.11", "numpy": "2", "numba": "0.6",
+                        "numba_threads": 2}, "final": rows[-1]}
+    (d / "meta.json").write_text(json.dumps(meta))
+    return d
+
+
+def write_opt(path: Path, dataset: str, p_star: float, lam: float = LAM) -> Path:
+    res = SimpleNamespace(w=np.zeros(3), p_star=p_star, grad_norm=1e-8, grad_max=1e-9,
+                          gap_bound=5e-15, iterations=100, evaluations=120, seconds=1.0,
+                          rounds=[])
+    write_optimum(path, res, dataset, "0" * 64, lam, {"maxiter": 100})
+    return path
+
+
+@pytest.fixture(scope="module")
+def full(tmp_path_factory):
+    """Runs shaped like the paper's findings, on four datasets, with optimum files."""
+    root = tmp_path_factory.mktemp("runs")
+    opt_dir = tmp_path_factory.mktemp("optimum")
+    optima = [write_opt(opt_dir / f"{ds}.h5", ds, p) for ds, p in P_STAR.items()]
+    for ds, p in P_STAR.items():
+        def w(name, solver, subopt, p=p, ds=ds, **kw):
+            write_run(root, ds, name, solver, trace_rows(subopt, p_star=p, **kw))
+        w("uniform", sdca("uniform"), decay(0.25))
+        w("gap", sdca("gap"), decay(0.45))
+        # SAG-NUS: more oracle calls per update; faster per update than SDCA-GAP on OCR only
+        w("sagnus", other("sag-nus"), decay(0.6 if ds == "ocr" else 0.3),
+          oracle_per_update=1.6, gap=False)
+        w("sagnusstar", other("sag-nus-star"), decay(0.3), oracle_per_update=1.2, gap=False)
+        w("oeg", other("oeg"), decay(0.15), oracle_per_update=1.3)
+        w("lbfgs", other("lbfgs"), decay(0.5, epochs=10), oracle_per_update=1.1, gap=False)
+        w("single", sdca(line_search="single-newton"),
+          decay(0.02, floor=1.0) if ds == "ner" else decay(0.42))
+        if ds in ("ocr", "conll"):
+            for sp, rate in ((1e-1, 0.4), (1e-2, 0.44), (1e-4, 0.45), (1e-6, 0.45)):
+                w(f"sp{sp:g}", sdca(subprecision=sp), decay(rate),
+                  ls_iters=-math.log10(sp), ls_share=0.05 * -math.log10(sp))
+    for sampler, rate in (("importance", 0.2), ("gap-importance", 0.35)):
+        write_run(root, "ocr", sampler, sdca(sampler), trace_rows(decay(rate), 2.0))
+    write_run(root, "ocr", "max", sdca("max"), trace_rows(decay(0.3, floor=0.5), 2.0))
+    for theta, rate in ((0.0, 0.25), (0.2, 0.3), (0.5, 0.38), (1.0, 0.47)):
+        write_run(root, "ner", f"theta{theta}", sdca(theta=theta),
+                  trace_rows(decay(rate), P_STAR["ner"]))
+    return root, optima
+
+
+# ----------------------------------------------------------------------------- labels
+
+@pytest.mark.parametrize("solver, label", [
+    (sdca("uniform"), "SDCA"),
+    (sdca("uniform", theta=0.3), "SDCA"),
+    (sdca("gap"), "SDCA-GAP"),
+    (sdca("importance"), "SDCA-IMP"),
+    (sdca("gap-importance"), "SDCA-GAPxIMP"),
+    (sdca("max"), "SDCA-MAX"),
+    (sdca("perm"), "SDCA-PERM"),
+    (sdca("cyclic"), "SDCA-CYCLIC"),
+    (sdca("gap", theta=0.5), "SDCA-GAP theta=0.5"),
+    (sdca("gap", theta=0.0), "SDCA-GAP theta=0"),
+    (sdca("gap", line_search="single-newton"), "SDCA-GAP single Newton"),
+    (sdca("gap", line_search="single-newton", subprecision=1e-6), "SDCA-GAP single Newton"),
+    (sdca("gap", subprecision=1e-4), "SDCA-GAP 1e-4"),
+    (sdca("gap", subprecision=0.1), "SDCA-GAP 1e-1"),
+    ({**sdca("gap"), "line_search": "fixed", "step_size": 0.25}, "SDCA-GAP fixed step=0.25"),
+    (other("sag"), "SAG"),
+    (other("sag-nus"), "SAG-NUS"),
+    (other("sag-nus-star"), "SAG-NUS*"),
+    (other("oeg"), "OEG"),
+    (other("lbfgs"), "L-BFGS"),
+    (other("crfsuite"), "CRFsuite L-BFGS"),
+])
+def test_method_label(solver, label):
+    assert method_label(solver) == label
+
+
+def test_label_comes_from_meta_not_directory(tmp_path):
+    write_run(tmp_path, "ocr", "sdca-uniform", sdca("gap"), trace_rows(decay(0.3, 3)))
+    rs = load_runs([tmp_path])
+    assert list(rs.runs["label"]) == ["SDCA-GAP"]
+
+
+# ----------------------------------------------------------------------------- loading
+
+def test_suboptimality_against_optimum_and_weak_pstar_warning(tmp_path):
+    write_run(tmp_path / "r", "ocr", "a", sdca("gap"),
+              trace_rows([1.0, 0.1, 0.01], p_star=2.0))
+    opt = write_opt(tmp_path / "ocr.h5", "ocr", 2.0)
+    rs = load_runs([tmp_path / "r"], [opt])
+    assert rs.pstar["ocr"].p_star == 2.0
+    assert rs.pstar["ocr"].source == "L-BFGS optimum"
+    assert np.allclose(rs.frame["subopt"], [1.0, 0.1, 0.01])
+    assert np.allclose(rs.frame["log10_subopt"], [0, -1, -2])
+    assert not rs.warnings
+    # a trace going below the L-BFGS optimum: P* moves down to it and a warning is recorded
+    write_run(tmp_path / "r", "ocr", "b", sdca("uniform"),
+              trace_rows([1.0, -1e-6], p_star=2.0))
+    rs = load_runs([tmp_path / "r"], [opt])
+    assert rs.pstar["ocr"].p_star == pytest.approx(2.0 - 1e-6)
+    assert any("weak" in w for w in rs.warnings)
+    assert rs.frame["subopt"].min() == 0.0
+    assert rs.frame["log10_subopt"].isna().sum() == 1  # log10(0) left out of the plots
+
+
+def test_pstar_fallback_without_optimum(tmp_path):
+    write_run(tmp_path, "pos", "a", sdca("gap"), trace_rows([1.0, 0.5, 0.25], p_star=4.0))
+    rs = load_runs([tmp_path])
+    p = rs.pstar["pos"]
+    assert p.source == "best trace (no optimum)"
+    assert 4.25 - 1e-10 < p.p_star < 4.25
+    assert any("no optimum file" in w for w in rs.warnings)
+    assert (rs.frame["subopt"] > 0).all()
+    # weak duality bounds P* from below: the best dual value 3.75 certifies it to 0.5
+    assert p.resolution == pytest.approx(0.5)
+
+
+def test_compare_ignores_targets_below_the_resolution_of_pstar(tmp_path):
+    e = np.arange(11.0)
+    write_run(tmp_path, "ocr", "a", sdca("gap"), trace_rows(10.0 ** (1 - 0.6 * e), 2.0))
+    write_run(tmp_path, "ocr", "b", sdca("uniform"),
+              trace_rows(np.maximum(10.0 ** (1 - 1.5 * e), 2e-4), 2.0))
+    rs = load_runs([tmp_path], [write_opt(tmp_path / "o.h5", "ocr", 2.0)])
+    a, b = (rs.frame[rs.frame["label"] == k] for k in ("SDCA-GAP", "SDCA"))
+    assert metrics.compare(a, b, "epoch").winner == "a"  # only a reaches 1e-4 and below
+    coarse = rs.frame.assign(resolution=1e-3)  # P* known to 1e-3 only
+    a, b = (coarse[coarse["label"] == k] for k in ("SDCA-GAP", "SDCA"))
+    c = metrics.compare(a, b, "epoch")
+    assert c.target == 1e-3 and c.winner == "b"
+    t = tables.time_to_target(coarse).set_index(["method", "target"])
+    assert t.loc[("SDCA-GAP", 1e-2), "resolved"] and not t.loc[("SDCA-GAP", 1e-4), "resolved"]
+    md = tables.time_to_target_markdown(tables.time_to_target(coarse))
+    assert "| OCR | SDCA-GAP | 5 | 5 | 2.5 | n/r | n/r | n/r | n/r | n/r | n/r |" in md
+
+
+def test_optimum_with_other_lambda_is_ignored(tmp_path):
+    write_run(tmp_path / "r", "ocr", "a", sdca("gap"), trace_rows([1.0, 0.1], p_star=2.0))
+    opt = write_opt(tmp_path / "ocr.h5", "ocr", 1.0, lam=0.5)
+    rs = load_runs([tmp_path / "r"], [opt])
+    assert rs.pstar["ocr"].source == "best trace (no optimum)"
+    assert any("differs" in w for w in rs.warnings)
+
+
+def test_incomplete_runs_are_skipped(tmp_path):
+    write_run(tmp_path, "ocr", "ok", sdca("gap"), trace_rows([1.0, 0.1]))
+    (tmp_path / "ocr" / "running").mkdir()
+    write_trace(tmp_path / "ocr" / "running" / "trace.csv", trace_rows([1.0]))  # no meta yet
+    d = tmp_path / "ocr" / "empty"
+    d.mkdir()
+    (d / "trace.csv").write_text("")
+    (d / "meta.json").write_text(json.dumps({"solver": sdca("gap"),
+                                             "dataset": {"name": "ocr"}}))
+    rs = load_runs([tmp_path])
+    assert len(rs.runs) == 1
+    assert any("empty trace" in w for w in rs.warnings)
+
+
+def test_runs_given_as_meta_files_and_overlapping_dirs(tmp_path):
+    d = write_run(tmp_path, "ocr", "a", sdca("gap"), trace_rows([1.0, 0.1]))
+    rs = load_runs([tmp_path, d, d / "meta.json"])
+    assert len(rs.runs) == 1
+
+
+# ----------------------------------------------------------------------------- metrics/tables
+
+def test_time_to_target_on_a_hand_made_trace(tmp_path):
+    sub = [10.0, 1.0, 5e-3, 5e-5, 2e-4, 5e-7]
+    write_run(tmp_path, "ocr", "a", sdca("gap"),
+              trace_rows(sub, p_star=2.0, oracle_per_update=2.0, sec_per_epoch=3.0))
+    write_run(tmp_path, "ocr", "b", sdca("uniform"), trace_rows([10.0, 1.0, 0.5], 2.0))
+    rs = load_runs([tmp_path], [write_opt(tmp_path / "o.h5", "ocr", 2.0)])
+    t = tables.time_to_target(rs.frame)
+    a = t[t["method"] == "SDCA-GAP"].set_index("target")
+    assert a.loc[1e-2, "epoch"] == 2 and a.loc[1e-2, "oracle_epochs"] == 4
+    assert a.loc[1e-2, "seconds"] == 6
+    assert a.loc[1e-4, "epoch"] == 3  # first crossing, even if it goes back up after
+    assert a.loc[1e-6, "epoch"] == 5 and a.loc[1e-6, "update_epochs"] == 5
+    b = t[t["method"] == "SDCA"].set_index("target")
+    assert math.isinf(b.loc[1e-2, "epoch"]) and b.loc[1e-2, "reached"] == 0
+    md = tables.time_to_target_markdown(t)
+    assert "| OCR | SDCA | — |" in md
+    assert "| OCR | SDCA-GAP | 2 | 4 | 6 | 3 | 6 | 9 | 5 | 10 | 15 |" in md
+    # interpolated crossing (for claims): sqrt(0.5) is halfway (in log) between the
+    # sub-optimalities 1 (epoch 1) and 0.5 (epoch 2)
+    run = rs.frame[rs.frame["label"] == "SDCA"]
+    assert metrics.first_reach(run, "epoch", 0.5 ** 0.5, interpolate=True) == pytest.approx(
+        1.5)
+    assert metrics.first_reach(run, "epoch", 0.5 ** 0.5) == 2
+
+
+def test_compare_picks_the_faster_method(full):
+    root, optima = full
+    rs = load_runs([root / "ocr"], optima)
+    f = rs.frame
+    c = metrics.compare(f[f["label"] == "SDCA-GAP"], f[f["label"] == "SDCA"], "oracle_epochs")
+    assert c.winner == "a"
+    assert c.target <= 1e-7  # SDCA-GAP ends at 10 * 10^-(0.45 * 20) = 1e-8, SDCA at 1e-4
+    assert c.x_b == math.inf and 15 < c.x_a <= 20
+    c = metrics.compare(f[f["label"] == "SDCA"], f[f["label"] == "SDCA"], "oracle_epochs")
+    assert c.winner == "tie"
+    assert metrics.compare(f.iloc[0:0], f, "epoch").winner == "none"
+
+
+def test_line_search_summary():
+    rows = pd.DataFrame(trace_rows(decay(0.3, 4), ls_iters=2.0, ls_share=0.3))
+    rows["run"] = "r"
+    rows.loc[2, "ls_time_share"] = 0.6  # one interval out of four at 60%
+    iters, share = metrics.line_search_summary(rows)
+    assert iters == pytest.approx(2.0)
+    assert share == pytest.approx((0.3 * 3 + 0.6) / 4)
+
+
+def test_subprecision_and_optimum_tables(full):
+    root, optima = full
+    rs = load_runs([root], optima)
+    t = tables.subprecision_table(rs.frame)
+    assert set(t["dataset"]) == {"ocr", "conll"}
+    ocr = t[t["dataset"] == "ocr"].set_index("subprecision")
+    assert list(ocr.index) == [1e-1, 1e-2, 1e-3, 1e-4, 1e-6]
+    assert ocr.loc[1e-4, "ls_iterations"] == pytest.approx(4.0)
+    assert ocr.loc[1e-4, "ls_time_share"] == pytest.approx(0.2)
+    md = tables.subprecision_markdown(t)
+    assert "| OCR | 1e-4 | 1 | 4 | 20.0% |" in md
+    o = tables.optimum_table(rs)
+    assert list(o["dataset"]) == ["ocr", "conll", "ner", "pos"]
+    assert (o["source"] == "L-BFGS optimum").all()
+
+
+# ----------------------------------------------------------------------------- claims
+
+def _verdicts(frame):
+    return {c.key: c for c in claims.evaluate_claims(frame)}
+
+
+def test_claims_supported_on_paper_like_runs(full):
+    root, optima = full
+    rs = load_runs([root], optima)
+    v = _verdicts(rs.frame)
+    for key, c in v.items():
+        assert c.verdict == claims.SUPPORTED, (key, c.evidence)
+        assert any(ch.isdigit() for ch in c.evidence)
+    assert "SDCA-MAX on OCR ends at log10 sub-optimality" in v["max_fails_ocr"].evidence
+
+
+def test_claims_not_supported_when_the_data_says_otherwise(tmp_path):
+    ds_p = 2.0
+
+    def w(ds, name, solver, subopt, **kw):
+        write_run(tmp_path, ds, name, solver, trace_rows(subopt, p_star=ds_p, **kw))
+
+    w("ocr", "uniform", sdca("uniform"), decay(0.45))   # uniform faster than gap
+    w("ocr", "gap", sdca("gap"), decay(0.25), gap_factor=3.0)  # estimate 3x the gap
+    w("ocr", "imp", sdca("importance"), decay(0.6))     # importance faster than uniform
+    w("ocr", "gapimp", sdca("gap-importance"), decay(0.5))
+    w("ocr", "max", sdca("max"), decay(0.5))            # max converges
+    w("ocr", "sagnus", other("sag-nus"), decay(0.1), gap=False)  # SDCA-GAP faster on OCR
+    w("ocr", "single", sdca(line_search="single-newton"), decay(0.02, floor=1.0))
+    w("ner", "gap", sdca("gap"), decay(0.3))
+    w("ner", "single", sdca(line_search="single-newton"), decay(0.3))  # fine on NER
+    for theta, rate in ((0.0, 0.4), (1.0, 0.6)):         # theta hurts, then theta=1 much faster
+        w("ner", f"t{theta}", sdca(theta=theta), decay(rate))
+    w("ner", "uniform", sdca("uniform"), decay(0.3))
+    w("ner", "sagnus", other("sag-nus"), decay(0.2), gap=False)
+    rs = load_runs([tmp_path], [write_opt(tmp_path / "o.h5", "ocr", ds_p),
+                                write_opt(tmp_path / "n.h5", "ner", ds_p)])
+    v = _verdicts(rs.frame)
+    for key in ("gap_beats_uniform", "max_fails_ocr", "importance_worse_ocr",
+                "gapimp_worse_than_gap", "nonuniformity_ner", "single_newton_ner_only",
+                "gap_estimate_factor2", "gap_vs_sagnus_updates"):
+        assert v[key].verdict == claims.NOT_SUPPORTED, (key, v[key].evidence)
+
+
+def test_max_sampling_stall_detected(tmp_path):
+    write_run(tmp_path, "ocr", "max", sdca("max"), trace_rows(decay(0.3, floor=0.3), 2.0))
+    write_run(tmp_path, "ocr", "gap", sdca("gap"), trace_rows(decay(0.4), 2.0))
+    rs = load_runs([tmp_path], [write_opt(tmp_path / "o.h5", "ocr", 2.0)])
+    c = claims.max_fails_ocr(rs.frame)
+    assert c.verdict == claims.SUPPORTED, c.evidence
+    # the same stall without a converging reference, but still far from the optimum
+    rs2 = load_runs([tmp_path / "ocr" / "max"], [write_opt(tmp_path / "o.h5", "ocr", 2.0)])
+    assert claims.max_fails_ocr(rs2.frame).verdict == claims.SUPPORTED
+
+
+def test_claims_without_data(tmp_path):
+    write_run(tmp_path, "pos", "sagnus", other("sag-nus"), trace_rows(decay(0.3, 2), 4.0))
+    rs = load_runs([tmp_path])
+    v = _verdicts(rs.frame)
+    assert all(c.verdict == claims.NO_DATA for c in v.values()), {
+        k: c.verdict for k, c in v.items()}
+    v = _verdicts(load_runs([tmp_path / "pos"]).frame.iloc[0:0])
+    assert all(c.verdict == claims.NO_DATA for c in v.values())
+
+
+def test_short_max_run_is_not_judged(tmp_path):
+    write_run(tmp_path, "ocr", "max", sdca("max"), trace_rows(decay(0.0, 3), 2.0))
+    rs = load_runs([tmp_path], [write_opt(tmp_path / "o.h5", "ocr", 2.0)])
+    assert claims.max_fails_ocr(rs.frame).verdict == claims.NO_DATA
+
+
+# ----------------------------------------------------------------------------- figures
+
+def _check_outputs(png: Path, pdf: Path):
+    assert png.read_bytes()[:8] == PNG_MAGIC and png.stat().st_size > 5000
+    assert pdf.read_bytes()[:5] == b"%PDF-" and pdf.stat().st_size > 1000
+
+
+def test_every_figure_on_full_data(full, tmp_path):
+    root, optima = full
+    rs = load_runs([root], optima)
+    for name in FIGURE_NAMES:
+        fig = figures.draw(name, rs.frame)
+        texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+        assert not any(t.startswith("no ") for t in texts), (name, texts)
+        labels = {ax.get_ylabel() for ax in fig.axes} | {ax.get_xlabel() for ax in fig.axes}
+        if name in ("fig2_sampling", "fig3_nonuniformity", "fig4_methods"):
+            assert {figures.Y_SUBOPT, figures.X_ORACLE, figures.X_UPDATES} <= labels
+        if name == "wallclock":
+            assert figures.Y_SUBOPT in labels
+        figures.save_figure(fig, tmp_path / f"{name}.png", tmp_path / f"{name}.pdf")
+        _check_outputs(tmp_path / f"{name}.png", tmp_path / f"{name}.pdf")
+    fig = figures.draw("fig4_methods", rs.frame)
+    assert len(fig.axes) == 8  # 4 datasets x (oracle calls, updates)
+    curves = [ln for ax in fig.axes for ln in ax.lines if ln.get_linestyle() != ":"]
+    assert len(curves) == 8 * 5  # 5 methods per panel (dotted: where P* is known to)
+
+
+@pytest.mark.parametrize("subset", ["empty", "one_run"])
+def test_figures_degrade_gracefully(tmp_path, subset):
+    if subset == "one_run":
+        write_run(tmp_path, "pos", "sagnus", other("sag-nus"), trace_rows([1.0, 0.5], 4.0))
+    else:
+        (tmp_path / "nothing").mkdir()
+    rs = load_runs([tmp_path])
+    for name in FIGURE_NAMES:
+        fig = figures.draw(name, rs.frame)
+        texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+        assert any(t.startswith("no ") for t in texts), name
+        figures.save_figure(fig, tmp_path / f"{name}.png", tmp_path / f"{name}.pdf")
+        _check_outputs(tmp_path / f"{name}.png", tmp_path / f"{name}.pdf")
+
+
+def test_diverging_curve_is_cut(tmp_path):
+    write_run(tmp_path, "ner", "gap", sdca("gap"), trace_rows(decay(0.3, 5), 1.5))
+    write_run(tmp_path, "ner", "single", sdca(line_search="single-newton"),
+              trace_rows([10.0, 1e3, 1e30, 1e60, 1e80, 1e90], 1.5))
+    rs = load_runs([tmp_path], [write_opt(tmp_path / "o.h5", "ner", 1.5)])
+    fig = figures.draw("fig8_line_search", rs.frame)
+    ax = fig.axes[2]  # NER
+    assert ax.get_title() == "NER"
+    assert ax.get_ylim()[1] < 3
+    assert any("diverge" in t.get_text() for t in ax.texts)
+    assert claims.single_newton_fails_ner_only(rs.frame).verdict == claims.SUPPORTED
+
+
+def test_foreign_trace_with_few_columns(tmp_path):
+    """A CRFsuite run (issue 7) may only record seconds and the primal."""
+    d = tmp_path / "ocr" / "crfsuite"
+    d.mkdir(parents=True)
+    pd.DataFrame({"seconds": [0.0, 1.0, 2.0, 3.0], "primal": [12.0, 3.0, 2.01, 1.99]}).to_csv(
+        d / "trace.csv", index=False)
+    (d / "meta.json").write_text(json.dumps({"solver": {"solver": "crfsuite"},
+                                             "dataset": {"name": "ocr"}}))
+    write_run(tmp_path, "ocr", "gap", sdca("gap"), trace_rows(decay(0.5, 4), 2.0))
+    rs = load_runs([tmp_path], [write_opt(tmp_path / "o.h5", "ocr", 2.0)])
+    assert "CRFsuite L-BFGS" in set(rs.runs["label"])
+    assert rs.pstar["ocr"].p_star == 2.0  # CRFsuite's own loss never sets P*
+    assert len(rs.warnings) == 1 and "objective differs" in rs.warnings[0]
+    fig = figures.draw("wallclock", rs.frame)
+    assert sum(len(ax.lines) for ax in fig.axes) == 2
+    t = tables.time_to_target(rs.frame)  # 2.01 at 2 s is within 1e-2
+    assert t[t["method"] == "CRFsuite L-BFGS"]["seconds"].iloc[0] == 2.0
+
+
+def test_method_colors_are_fixed():
+    assert figures.method_color("SDCA-GAP") == figures.METHOD_COLORS["SDCA-GAP"]
+    assert figures.method_color("SDCA-GAP 1e-4") == figures.method_color("SDCA-GAP 1e-4")
+    assert figures.method_color("SDCA-GAP 1e-4") != figures.method_color("SDCA-GAP")
+    assert len(set(figures.METHOD_COLORS.values())) == len(figures.METHOD_COLORS)
+
+
+# ----------------------------------------------------------------------------- CLI, markdown
+
+def _cli(argv):
+    p = argparse.ArgumentParser()
+    _args_report(p)
+    return cmd_report(p.parse_args(argv))
+
+
+def test_cli_figures_tables_and_markdown(full, tmp_path):
+    root, optima = full
+    opt = ["--optimum", *map(str, optima)]
+    fig_dir, tab_dir = tmp_path / "figures", tmp_path / "tables"
+    for name in ("fig4_methods", "wallclock"):
+        assert _cli(["figure", name, "--runs", str(root), *opt, "--png",
+                     str(fig_dir / f"{name}.png"), "--pdf", str(fig_dir / f"{name}.pdf")]) == 0
+        _check_outputs(fig_dir / f"{name}.png", fig_dir / f"{name}.pdf")
+    for name in TABLE_NAMES:
+        assert _cli(["table", name, "--runs", str(root), *opt, "--csv",
+                     str(tab_dir / f"{name}.csv"), "--md", str(tab_dir / f"{name}.md")]) == 0
+        assert len(pd.read_csv(tab_dir / f"{name}.csv")) > 0
+        assert (tab_dir / f"{name}.md").read_text().count("\n") > 2
+    (tab_dir / "table1_datasets.md").write_text("| dataset | d |\n|---|---|\n| OCR | 4,082 |\n")
+    out = tmp_path / "report.md"
+    assert _cli(["markdown", "--runs", str(root), *opt, "--figures-dir", str(fig_dir),
+                 "--tables", str(tab_dir), "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "](figures/fig4_methods.png)" in text
+    assert "_Figure `fig2_sampling` was not produced._" in text
+    assert "| OCR | 4,082 |" in text
+    assert text.count("**supported**") == len(claims.CLAIMS)
+    assert "## Reference optima P*" in text and "5.00e-15" in text
+    assert "[time_to_target.csv](tables/time_to_target.csv)" in text
+
+
+def test_markdown_with_no_runs(tmp_path):
+    (tmp_path / "runs").mkdir()
+    rs = load_runs([tmp_path / "runs"])
+    text = build_report(rs, tmp_path / "report.md", tmp_path / "figures", tmp_path / "tables")
+    assert text.count("**not enough data**") == len(claims.CLAIMS)
+    assert "_No runs._" in text
+
+
+def test_cli_names_match_the_registries():
+    assert tuple(figures.FIGURES) == FIGURE_NAMES
+    assert tuple(tables.TABLES) == TABLE_NAMES
+    assert set(figures.CAPTIONS) == set(FIGURE_NAMES)
+    for name in FIGURE_NAMES:  # a caption for snakemake --report
+        assert (ROOT / "workflow" / "report" / f"{name}.rst").is_file(), name
+
+
+def test_cli_rejects_missing_paths(tmp_path):
+    from crfsdca.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="no such run directory"):
+        _cli(["table", "optimum", "--runs", str(tmp_path / "missing"), "--csv",
+              str(tmp_path / "x.csv")])
+
+
+# ----------------------------------------------------------------------------- a real run
+
+SMOKE_OCR = ROOT / "data" / "processed" / "smoke" / "ocr.h5"
+
+
+@pytest.mark.skipif(not SMOKE_OCR.is_file(), reason="smoke OCR dataset not featurized")
+def test_real_short_run(tmp_path):
+    from crfsdca.cli import main
+
+    out = tmp_path / "runs" / "ocr" / "gap"
+    assert main(["train", "--data", str(SMOKE_OCR), "--epochs", "3", "--out", str(out),
+                 "--progress", "off", "--subset", "60"]) == 0
+    rs = load_runs([tmp_path / "runs"])
+    assert list(rs.runs["label"]) == ["SDCA-GAP"]
+    assert rs.frame["log10_subopt"].notna().sum() >= 3
+    for name in ("fig4_methods", "fig9_gap_estimate", "subprecision"):
+        fig = figures.draw(name, rs.frame)
+        figures.save_figure(fig, tmp_path / f"{name}.png", tmp_path / f"{name}.pdf")
+        _check_outputs(tmp_path / f"{name}.png", tmp_path / f"{name}.pdf")
+    v = _verdicts(rs.frame)
+    assert v["gap_estimate_factor2"].verdict in (claims.SUPPORTED, claims.NOT_SUPPORTED)
+    assert v["line_search_cost"].verdict in (claims.SUPPORTED, claims.NOT_SUPPORTED)
+    text = build_report(rs, tmp_path / "report.md", tmp_path, None)
+    assert "SDCA-GAP" in text
