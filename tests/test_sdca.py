@@ -222,3 +222,28 @@ def test_line_search_finds_the_best_step_along_the_block(line_search, tol):
         # a 1-d search on function values locates the maximum to ~sqrt(machine epsilon)
         assert gamma == pytest.approx(best.x, abs=max(10 * tol, 1e-6))
         assert s.dual() == pytest.approx(-best.fun, abs=1e-12)
+
+
+def test_training_loop_stops_on_a_confirmed_gap_and_writes_a_run(tmp_path):
+    import json
+
+    from crfsdca.solvers.monitor import Monitor
+    from crfsdca.training import read_weights, save_run, train
+
+    p = small_problem(n=40)
+    s = SDCA(p, sampler="gap", seed=0)
+    result = train(s, Monitor(p), epochs=200, gap_tol=1e-6)
+    assert result.status == "converged"
+    last = result.rows[-1]
+    assert last["true_gap"] < 1e-6 and last["epoch"] < 200
+    epochs = [r["epoch"] for r in result.rows]
+    assert epochs == sorted(epochs) and epochs[:4] == [0.0, 0.1, 0.25, 0.5]
+    save_run(tmp_path / "run", result, s, {"command": "test"})
+    meta = json.loads((tmp_path / "run" / "meta.json").read_text())
+    assert meta["status"] == "converged" and meta["solver"]["sampler"] == "gap"
+    w, wmeta = read_weights(tmp_path / "run" / "weights.h5")
+    np.testing.assert_array_equal(w, s.weights())
+    header = (tmp_path / "run" / "trace.csv").read_text().splitlines()[0].split(",")
+    from crfsdca.solvers.monitor import TRACE_COLUMNS
+
+    assert header[:len(TRACE_COLUMNS)] == list(TRACE_COLUMNS)

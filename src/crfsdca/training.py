@@ -76,6 +76,7 @@ def train(solver: Solver, monitor: Monitor, epochs: float, period: float = 1.0,
     chunk = max(int(chunk_epochs * spe), 1)
     steps_done = 0
     t_solver = 0.0
+    confirm_below = gap_tol  # after a failed confirmation, wait for the estimate to halve
 
     def record(epoch: float) -> dict:
         row = monitor.row(solver, t_solver)
@@ -99,11 +100,12 @@ def train(solver: Solver, monitor: Monitor, epochs: float, period: float = 1.0,
                     result.status = "time_limit"
                     break
                 est = solver.gap_estimate()
-                if gap_tol is not None and est is not None and est < gap_tol:
+                if gap_tol is not None and est is not None and est < confirm_below:
                     row = record(steps_done / spe)
                     if row["true_gap"] < gap_tol:
                         result.status = "converged"
                         break
+                    confirm_below = est / 2
             if result.status != "budget":
                 if result.rows[-1]["epoch"] != steps_done / spe:
                     record(steps_done / spe)
