@@ -146,7 +146,8 @@ def test_hdf5_round_trip(tiny_conll, tmp_path):
     assert set(back.attrs["source_sha256"]) == {"train.txt", "test.txt"}
     assert back.attrs["config"]["options"]["test"] == "test.txt"
     assert back.attrs["n_labels"] == 3 and back.attrs["n_attributes"] == 6
-    assert back.n_labels == 3 and back.labels == ds.labels and back.n_attributes == 6 and back.dim == ds.dim
+    assert back.n_labels == 3 and back.labels == ds.labels
+    assert back.n_attributes == 6 and back.dim == ds.dim
     with h5py.File(path) as f:
         assert f["train/offsets"].dtype == np.int64 and f["train/labels"].dtype == np.int32
         assert f["train/attr_indices"].dtype == np.int32 and f["train/radii"].dtype == np.float64

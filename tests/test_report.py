@@ -309,6 +309,174 @@ def test_subprecision_and_optimum_tables(full):
     assert (o["source"] == "L-BFGS optimum").all()
 
 
+# ----------------------------------------------------------------------------- CRFsuite speed
+
+def write_crfsuite(root: Path, dataset: str, seconds, subopt, p_star: float,
+                   labels_missing: int = 0) -> Path:
+    """A CRFsuite run as `crfsdca crfsuite` writes it: one row per L-BFGS iteration, the
+    primal its loss / n, seconds wall time, no dual or gap columns."""
+    d = root / dataset / "crfsuite"
+    d.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for k, (t, sub) in enumerate(zip(seconds, subopt, strict=True), start=1):
+        row = dict.fromkeys(TRACE_COLUMNS, math.nan)
+        row.update(epoch=float(k), oracle_fb=k * 100, oracle_fwd=0, oracle_epochs=float(k),
+                   updates=k, update_epochs=k / 100, ls_evals=k, seconds=float(t),
+                   primal=p_star + sub)
+        rows.append(row)
+    write_trace(d / "trace.csv", rows)
+    meta = {"command": "crfsuite", "dataset": {"name": dataset, "n": 100, "d": 50},
+            "status": "budget", "solver_seconds": float(seconds[-1]),
+            "solver": {"solver": "crfsuite", "lambda": LAM, "num_memories": 6},
+            "machine": {"cores": 2, "usable_cores": 2, "machine": "x86_64", "processor": "",
+                        "numba_threads": 1},
+            "check": {"labels_missing_from_training": labels_missing}}
+    (d / "meta.json").write_text(json.dumps(meta))
+    return d
+
+
+@pytest.fixture
+def speed_runs(tmp_path):
+    """CONLL (P* = 3) and NER (P* = 1.5): SDCA-GAP and CRFsuite with known crossings of
+    the relative targets 1e-2, 1e-4, 1e-6 (absolute 3e-2, 3e-4, 3e-6 on CONLL)."""
+    root = tmp_path / "runs"
+    # CONLL, SDCA-GAP at 0.5 s per epoch: <= 3e-2 at epoch 2 (1 s), <= 3e-4 at epoch 4
+    # (2 s; epoch 3's 1e-3 is not), <= 3e-6 at epoch 6 (3 s)
+    gap_conll = [10.0, 0.05, 0.02, 1e-3, 2e-4, 5e-6, 2e-6]
+    write_run(root, "conll", "gap", sdca("gap"),
+              trace_rows(gap_conll, p_star=3.0, sec_per_epoch=0.5))
+    # a second seed, identical but never below 3e-6: the 1e-6 time is 1 of 2 runs
+    write_run(root, "conll", "gap1", sdca("gap", seed=1),
+              trace_rows(gap_conll[:-1] + [5e-6], p_star=3.0, sec_per_epoch=0.5))
+    # variants and methods outside the table are left out
+    write_run(root, "conll", "theta", sdca("gap", theta=0.5),
+              trace_rows([10.0, 1e-9], p_star=3.0, sec_per_epoch=0.01))
+    write_run(root, "conll", "sagnusstar", other("sag-nus-star"),
+              trace_rows([10.0, 1e-9], p_star=3.0, sec_per_epoch=0.01, gap=False))
+    # SAG-NUS: 1 s per epoch, reaches 3e-2 at epoch 3 and nothing deeper
+    write_run(root, "conll", "sagnus", other("sag-nus"),
+              trace_rows([10.0, 1.0, 0.1, 0.01, 0.005], p_star=3.0, sec_per_epoch=1.0,
+                         gap=False))
+    # CRFsuite: <= 3e-2 at 1.1 s, <= 3e-4 at 6 s, never <= 3e-6 (run ends at 9 s)
+    write_crfsuite(root, "conll", [0.4, 1.1, 2.5, 4.0, 6.0, 9.0],
+                   [1.0, 0.025, 0.01, 1e-3, 2.9e-4, 1e-5], 3.0)
+    # NER (targets 1.5e-2, 1.5e-4, 1.5e-6): SDCA-GAP at 1 s per epoch reaches the first
+    # two at 1 s and 3 s and never the third (run ends at 4 s); CRFsuite at 2, 5, 20 s
+    write_run(root, "ner", "gap", sdca("gap"),
+              trace_rows([1.0, 0.01, 1e-3, 1e-4, 1e-5], p_star=1.5, sec_per_epoch=1.0))
+    write_crfsuite(root, "ner", [2.0, 5.0, 8.0, 20.0], [0.01, 1e-4, 1e-5, 1e-6], 1.5)
+    optima = [write_opt(tmp_path / "conll.h5", "conll", 3.0),
+              write_opt(tmp_path / "ner.h5", "ner", 1.5)]
+    return root, optima
+
+
+def test_crfsuite_speed_on_hand_made_traces(speed_runs):
+    root, optima = speed_runs
+    rs = load_runs([root], optima)
+    assert rs.pstar["conll"].p_star == 3.0 and rs.pstar["ner"].p_star == 1.5
+    t = tables.crfsuite_speed(rs.frame)
+    assert list(t["dataset"]) == ["conll"] * 3 + ["ner"] * 3
+    assert list(t.columns[5:11]) == list(tables.SPEED_METHODS)
+    c = t[t["dataset"] == "conll"].set_index("relative_target")
+    assert list(c.index) == [1e-2, 1e-4, 1e-6]
+    assert c["target"].tolist() == pytest.approx([3e-2, 3e-4, 3e-6])
+    assert c["resolved"].all()
+    assert c["SDCA-GAP"].tolist() == [1.0, 2.0, 3.0]
+    assert c["CRFsuite L-BFGS"].tolist()[:2] == [1.1, 6.0]
+    assert math.isinf(c.loc[1e-6, "CRFsuite L-BFGS"])
+    assert c.loc[1e-2, "ratio"] == pytest.approx(1.1)
+    assert c.loc[1e-4, "ratio"] == pytest.approx(3.0)
+    assert math.isinf(c.loc[1e-6, "ratio"])  # only SDCA-GAP reaches it
+    assert c.loc[1e-2, "SAG-NUS"] == 3.0 and math.isinf(c.loc[1e-4, "SAG-NUS"])
+    assert c[["SDCA", "OEG", "L-BFGS"]].isna().all().all()  # no such runs
+    assert c.loc[1e-6, "partial"] == "SDCA-GAP 1/2" and c.loc[1e-4, "partial"] == ""
+    assert c["crfsuite_budget_seconds"].tolist() == [9.0] * 3
+    assert c["sdca_gap_budget_seconds"].tolist() == [3.0] * 3
+    n = t[t["dataset"] == "ner"].set_index("relative_target")
+    assert n["SDCA-GAP"].tolist()[:2] == [1.0, 3.0] and math.isinf(n.loc[1e-6, "SDCA-GAP"])
+    assert n["CRFsuite L-BFGS"].tolist() == [2.0, 5.0, 20.0]
+    assert n["ratio"].tolist() == pytest.approx([2.0, 5.0 / 3.0, 0.0])
+
+    md = tables.crfsuite_speed_markdown(t)
+    assert ("| dataset | (P - P*) / P* ≤ | SDCA | SDCA-GAP | SAG-NUS | OEG | L-BFGS | "
+            "CRFsuite L-BFGS | CRFsuite / SDCA-GAP |") in md
+    assert "| CONLL | 1e-2 |  | 1 | 3 |  |  | 1.1 | 1.1 |" in md
+    assert "| CONLL | 1e-4 |  | 2 | — |  |  | 6 | 3 |" in md
+    # CRFsuite had not reached 3e-6 after 9 s = 3x SDCA-GAP's time to it
+    assert "| CONLL | 1e-6 |  | 3 (1/2) | — |  |  | — | > 3 |" in md
+    assert "| NER | 1e-4 |  | 3 |  |  |  | 5 | 1.67 |" in md
+    # SDCA-GAP had not reached 1.5e-6 when its run ended at 4 s: ratio below 20 / 4
+    assert "| NER | 1e-6 |  | — |  |  |  | 20 | < 5 |" in md
+    assert '"> x": CRFsuite had not reached' in md and '"< x": SDCA-GAP had not' in md
+
+    text = build_report(rs, root.parent / "report.md", None, None)
+    section = text[text.index("## Side by side with CRFsuite"):]
+    section = section[:section.index("\n## ", 5)]
+    assert ("At relative sub-optimality 1e-4, the ratio CRFsuite / SDCA-GAP is 3 on CONLL "
+            "(6 s against 2 s) and 1.67 on NER (5 s against 3 s).") in section
+    assert "timed on one machine: 2 cores, x86_64" in section
+    assert "OPENBLAS_NUM_THREADS=1" in section and "single-threaded" in section
+    assert "| CONLL | 1e-4 |  | 2 | — |  |  | 6 | 3 |" in section
+
+
+def test_crfsuite_speed_unresolved_and_missing(speed_runs):
+    root, optima = speed_runs
+    rs = load_runs([root], optima)
+    coarse = rs.frame.assign(resolution=1e-3)  # P* known to 1e-3 only
+    t = tables.crfsuite_speed(coarse)
+    c = t[t["dataset"] == "conll"].set_index("relative_target")
+    assert c["resolved"].tolist() == [True, False, False]  # 3e-2, 3e-4, 3e-6 vs 1e-3
+    assert c.loc[1e-2, "ratio"] == pytest.approx(1.1) and c[["ratio"]].iloc[1:].isna().all().all()
+    md = tables.crfsuite_speed_markdown(t)
+    assert "| CONLL | 1e-4 |  | n/r | n/r |  |  | n/r | n/r |" in md
+    assert "n/r: target below the precision" in md
+    # without CRFsuite runs: the ratio column is empty and the report says why
+    rs = load_runs([root / "conll" / "gap", root / "ner" / "gap"], optima)
+    t = tables.crfsuite_speed(rs.frame)
+    assert t["CRFsuite L-BFGS"].isna().all() and t["ratio"].isna().all()
+    assert "| CONLL | 1e-2 |  | 1 |  |  |  |  |  |" in tables.crfsuite_speed_markdown(t)
+    text = build_report(rs, root.parent / "report.md", None, None)
+    assert ("the ratio CRFsuite / SDCA-GAP is not available on CONLL (no CRFsuite L-BFGS "
+            "run) and not available on NER (no CRFsuite L-BFGS run)") in text
+    assert tables.crfsuite_speed(rs.frame.iloc[0:0]).empty
+
+
+def test_crfsuite_speed_flags_another_objective(tmp_path):
+    """CRFsuite never learns labels absent from its training split (meta.json "check"),
+    or its loss / n goes below P*: its times are marked, the report gives no ratio."""
+    write_run(tmp_path, "conll", "gap", sdca("gap"), trace_rows([1.0, 1e-3], p_star=3.0))
+    write_crfsuite(tmp_path, "conll", [1.0, 2.0], [0.5, 1e-3], 3.0, labels_missing=2)
+    write_run(tmp_path, "ner", "gap", sdca("gap"), trace_rows([1.0, 1e-3], p_star=1.5))
+    write_crfsuite(tmp_path, "ner", [1.0, 2.0], [0.5, -0.01], 1.5)  # below P*
+    write_run(tmp_path, "pos", "gap", sdca("gap"), trace_rows([1.0, 1e-3], p_star=4.0))
+    write_crfsuite(tmp_path, "pos", [1.0, 2.0], [0.5, 1e-3], 4.0)
+    rs = load_runs([tmp_path], [write_opt(tmp_path / f"{d}.h5", d, p)
+                                for d, p in (("conll", 3.0), ("ner", 1.5), ("pos", 4.0))])
+    t = tables.crfsuite_speed(rs.frame)
+    flags = t.groupby("dataset")["crfsuite_objective_differs"].all()
+    assert flags.to_dict() == {"conll": True, "ner": True, "pos": False}
+    md = tables.crfsuite_speed_markdown(t)
+    assert "| CONLL | 1e-2 |  | 0.5 |  |  |  | 2 † | 4 † |" in md
+    assert "| POS | 1e-2 |  | 0.5 |  |  |  | 2 | 4 |" in md
+    assert "†: on this dataset CRFsuite minimized another objective" in md
+    text = build_report(rs, tmp_path / "report.md", None, None)
+    assert ("the ratio CRFsuite / SDCA-GAP is not comparable on CONLL (CRFsuite minimized "
+            "another objective there") in text
+
+
+def test_crfsuite_speed_cli_round_trip(speed_runs, tmp_path):
+    root, optima = speed_runs
+    csv, md = tmp_path / "t" / "crfsuite_speed.csv", tmp_path / "t" / "crfsuite_speed.md"
+    assert _cli(["table", "crfsuite_speed", "--runs", str(root), "--optimum",
+                 *map(str, optima), "--csv", str(csv), "--md", str(md)]) == 0
+    back = pd.read_csv(csv, keep_default_na=False, na_values=[""])
+    assert len(back) == 6
+    assert back["ratio"].tolist()[:2] == pytest.approx([1.1, 3.0])
+    assert math.isinf(back["ratio"].iloc[2])
+    # the markdown renders the same from the CSV as from the frame
+    assert tables.crfsuite_speed_markdown(back) == md.read_text()
+
+
 # ----------------------------------------------------------------------------- claims
 
 def _verdicts(frame):
@@ -509,6 +677,8 @@ def test_cli_names_match_the_registries():
     assert set(figures.CAPTIONS) == set(FIGURE_NAMES)
     for name in FIGURE_NAMES:  # a caption for snakemake --report
         assert (ROOT / "workflow" / "report" / f"{name}.rst").is_file(), name
+    for name in TABLE_NAMES:
+        assert (ROOT / "workflow" / "report" / f"{name}_table.rst").is_file(), name
 
 
 def test_cli_rejects_missing_paths(tmp_path):

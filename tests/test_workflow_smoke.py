@@ -3,18 +3,27 @@
 The copy links the vendored raw files except conll2002.zip (1.8 MB, above Snakemake's default
 checksum size threshold, which ensure(sha256=...) must still check), which the download rule
 fetches from a local HTTP server (127.0.0.1), so the download path of the workflow runs too.
+The package source is copied (not linked), so the test may touch a solver's file to check
+what reruns; its numba cache starts empty, so the first jobs of each solver compile.
 """
 
 from __future__ import annotations
 
+import collections
+import copy
 import os
+import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
+from types import SimpleNamespace
 
+import pandas as pd
 import pytest
 import yaml
 from conftest import RAW, ROOT
+from snakemake.utils import validate
 
 from crfsdca.data.hdf5 import load_dataset
 from crfsdca.data.raw import sha256_file
@@ -23,6 +32,8 @@ pytestmark = pytest.mark.slow
 
 DATASETS = ("ocr", "conll", "ner", "pos")
 DOWNLOADED = "conll2002.zip"
+TIMEOUT = 900  # seconds per snakemake call: a fresh machine compiles every numba kernel
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def _workflow_copy(tmp_path, url: str):
@@ -30,7 +41,9 @@ def _workflow_copy(tmp_path, url: str):
     work.mkdir()
     shutil.copy(ROOT / "Snakefile", work)
     shutil.copytree(ROOT / "workflow", work / "workflow")
-    (work / "src").symlink_to(ROOT / "src")  # the package code (rules depend on it)
+    # the package code, which the rules depend on: a copy, so touching it is safe
+    shutil.copytree(ROOT / "src", work / "src",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     shutil.copy(ROOT / "environment.yml", work)
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
     config["raw_files"][DOWNLOADED]["url"] = f"{url}/{DOWNLOADED}"
@@ -48,7 +61,80 @@ def _snakemake(work, *args):
     env["PYTHONPATH"] = str(ROOT / "src")
     return subprocess.run(
         [sys.executable, "-m", "snakemake", "--profile", "workflow/profiles/smoke", *args],
-        cwd=work, env=env, capture_output=True, text=True, timeout=300)
+        cwd=work, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+
+
+def _deep_update(base: dict, over: dict) -> dict:
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(base.get(k), dict):
+            _deep_update(base[k], v)
+        else:
+            base[k] = copy.deepcopy(v)
+    return base
+
+
+def _smoke_workflow(work: Path) -> SimpleNamespace:
+    """The names of workflow/rules/common.smk (FIGURES, TABLES, TABLE1, RUN_DIRS, RUNS,
+    report_runs...) as the workflow sees them on the smoke profile: config.yaml with
+    smoke.yaml merged over it and the schema's defaults."""
+    config = yaml.safe_load((work / "config.yaml").read_text())
+    _deep_update(config, yaml.safe_load(
+        (work / "workflow" / "profiles" / "smoke" / "smoke.yaml").read_text()))
+    validate(config, str(work / "workflow" / "schemas" / "config.schema.yaml"))
+    common = work / "workflow" / "rules" / "common.smk"
+    names = {"workflow": SimpleNamespace(basedir=str(work)), "config": config}
+    exec(compile(common.read_text(), str(common), "exec"), names)
+    return SimpleNamespace(**names)
+
+
+def _planned_jobs(output: str) -> tuple[collections.Counter, list[dict]]:
+    """(jobs per rule, wildcards of every job) from a dry run's output."""
+    jobs, rule = [], None
+    for line in output.splitlines():
+        m = re.match(r"^(?:local)?rule (\w+):$", line.strip())
+        if m:
+            rule = m.group(1)
+            jobs.append({"rule": rule})
+            continue
+        m = re.match(r"^wildcards: (.*)$", line.strip())
+        if m and rule is not None:
+            jobs[-1].update(kv.split("=", 1) for kv in m.group(1).split(", "))
+    return collections.Counter(j["rule"] for j in jobs), jobs
+
+
+def _check_outputs(work: Path, wf: SimpleNamespace) -> None:
+    """Every figure, table, run directory and the report of the smoke run, non-empty."""
+    for name in wf.FIGURES:
+        png = work / wf.RESULTS / "figures" / f"{name}.png"
+        pdf = work / wf.RESULTS / "figures" / f"{name}.pdf"
+        assert png.read_bytes()[:8] == PNG_MAGIC, png
+        assert png.stat().st_size > 10_000, (png, png.stat().st_size)
+        assert pdf.read_bytes()[:5] == b"%PDF-" and pdf.stat().st_size > 1000, pdf
+    assert sorted(str(work / f) for f in wf.FIGURE_FILES) == sorted(
+        str(work / wf.RESULTS / "figures" / f"{n}.{e}") for n in wf.FIGURES
+        for e in ("png", "pdf"))
+    tables = [*wf.TABLES, "table1_datasets"]
+    for name in tables:
+        csv = work / wf.RESULTS / "tables" / f"{name}.csv"
+        md = work / wf.RESULTS / "tables" / f"{name}.md"
+        frame = pd.read_csv(csv)
+        assert len(frame.columns) > 1 and len(frame) >= 1, (name, frame)  # header + data
+        text = md.read_text()
+        assert text.startswith("| ") and text.count("\n") >= 3, (name, text)
+        assert "_no data_" not in text, (name, text)
+    report = (work / wf.RESULTS / "report.md").read_text()
+    assert report.startswith("# Reproduction of")
+    for name in wf.FIGURES:
+        assert f"](figures/{name}.png)" in report, name
+    assert "## Side by side with CRFsuite" in report
+    assert "the ratio CRFsuite / SDCA-GAP is" in report
+    assert re.search(r"timed on one machine: \d+ cores", report)
+    assert len(wf.RUN_DIRS) > 40
+    for run in wf.RUN_DIRS:
+        for f in ("trace.csv", "meta.json", "weights.h5"):
+            assert (work / run / f).stat().st_size > 0, (run, f)
+    runs = {str(p.relative_to(work)) for p in (work / wf.RESULTS / "runs").glob("*/*")}
+    assert runs == set(wf.RUN_DIRS)
 
 
 def test_smoke_profile_end_to_end(tmp_path, http_dir):
@@ -56,6 +142,8 @@ def test_smoke_profile_end_to_end(tmp_path, http_dir):
     shutil.copy(RAW / DOWNLOADED, served / DOWNLOADED)
     work = _workflow_copy(tmp_path, url)
 
+    wf = _smoke_workflow(work)
+    assert wf.RESULTS == "results/smoke"
     run = _snakemake(work, "--cores", "2")
     assert run.returncode == 0, run.stdout + run.stderr
 
@@ -74,9 +162,38 @@ def test_smoke_profile_end_to_end(tmp_path, http_dir):
     assert table.count(",ours,") == 4 and table.count(",paper,") == 4
     assert (work / "results" / "smoke" / "tables" / "table1_datasets.md").exists()
 
+    _check_outputs(work, wf)
+
     again = _snakemake(work, "-n")
     assert again.returncode == 0, again.stderr
     assert "Nothing to be done" in again.stdout + again.stderr
+
+    # changing one solver's own source reruns its runs and the reports, nothing else (an
+    # edit, not a bare touch: Snakemake skips an input that is newer but has the checksum
+    # it recorded)
+    kernel = work / "src" / "crfsdca" / "solvers" / "oeg_kernel.py"
+    assert not kernel.is_symlink() and not (work / "src").is_symlink()
+    assert "oeg_kernel.py" in wf.SOLVER_SOURCES["oeg"]
+    assert all("oeg_kernel.py" not in files
+               for solver, files in wf.SOLVER_SOURCES.items() if solver != "oeg")
+    kernel.write_text(kernel.read_text() + "\n# edited by the smoke test\n")
+    dry = _snakemake(work, "-n")
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    counts, jobs = _planned_jobs(dry.stdout + dry.stderr)
+    oeg = {(d, r) for (d, r), opts in wf.RUNS.items() if opts["solver"] == "oeg"}
+    assert {(j["dataset"], j["run"]) for j in jobs if j["rule"] == "train"} == oeg, (
+        dry.stdout + dry.stderr)
+    assert counts["train"] == len(oeg) == len(DATASETS)
+    oeg_traces = {f"{wf.RESULTS}/runs/{d}/{r}/trace.csv" for d, r in oeg}
+    expected = {
+        "figure": {n for n, g in wf.FIGURES.items() if oeg_traces & set(wf.report_runs(g))},
+        "table": {n for n, g in wf.TABLES.items() if oeg_traces & set(wf.report_runs(g))},
+    }
+    assert expected["figure"] and expected["table"]
+    for rule, names in expected.items():
+        assert {j["name"] for j in jobs if j["rule"] == rule} == names, (rule, counts)
+    assert set(counts) == {"train", "figure", "table", "report_md", "all"}, counts
+    assert counts["report_md"] == 1
 
 
 def test_download_rule_rejects_corrupted_file(tmp_path, http_dir):

@@ -46,7 +46,6 @@ class _Trace:
 def cmd_crfsuite(args: argparse.Namespace) -> int:
     from .crfsuite import train_crfsuite, weights_from_model
     from .data.hdf5 import load_dataset
-    from .model.objective import primal
     from .solvers.base import Problem
     from .solvers.monitor import TRACE_COLUMNS, Monitor
     from .training import TrainResult, file_sha256, save_run

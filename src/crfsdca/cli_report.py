@@ -24,7 +24,7 @@ from .errors import ConfigError
 
 FIGURE_NAMES = ("fig2_sampling", "fig3_nonuniformity", "fig4_methods", "fig7_test_error",
                 "fig8_line_search", "fig9_gap_estimate", "subprecision", "wallclock")
-TABLE_NAMES = ("time_to_target", "subprecision", "optimum")
+TABLE_NAMES = ("time_to_target", "subprecision", "optimum", "crfsuite_speed")
 
 
 def _common(p: argparse.ArgumentParser) -> None:

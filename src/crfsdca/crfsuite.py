@@ -30,7 +30,8 @@ def _pycrfsuite():
     try:
         import pycrfsuite
     except ImportError:  # pragma: no cover - the bench extra is installed by the Makefile
-        raise CrfsdcaError("python-crfsuite is not installed: pip install 'crfsdca[bench]'")
+        raise CrfsdcaError(
+            "python-crfsuite is not installed: pip install 'crfsdca[bench]'") from None
     return pycrfsuite
 
 

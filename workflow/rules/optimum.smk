@@ -29,6 +29,7 @@ rule optimum:
     benchmark:
         f"{RESULTS}/benchmarks/optimum/{{dataset}}.tsv"
     shell:
-        "{params.crfsdca} optimum --data {input.data:q} --out {output:q}"
+        "NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1"
+        " {params.crfsdca} optimum --data {input.data:q} --out {output:q}"
         " --maxiter {params.maxiter} --maxcor {params.maxcor} {params.lam}"
         " > {log:q} 2>&1"

@@ -56,7 +56,7 @@ rule figure:
 
 rule table:
     """A results table (CSV and markdown): time to reach a sub-optimality, the sub-precision
-    study, the reference optima."""
+    study, the reference optima, the seconds to a relative sub-optimality next to CRFsuite."""
     input:
         runs=lambda wc: report_runs(TABLES[wc.name]),
         optima=OPTIMA,
@@ -95,11 +95,13 @@ rule report_md:
         report(f"{RESULTS}/report.md", caption="../report/report_md.rst", category="Report"),
     params:
         crfsdca=CRFSDCA,
+        figures_dir=lambda wc, input: os.path.dirname(input.figures[0]),
+        tables_dir=lambda wc, input: os.path.dirname(input.tables[0]),
     conda:
         CONDA_ENV,
     log:
         f"{RESULTS}/logs/report_md.log",
     shell:
         "{params.crfsdca} report markdown --runs {input.runs:q} --optimum {input.optima:q}"
-        " --figures-dir {RESULTS}/figures --tables {RESULTS}/tables --table1 {input.table1[1]:q}"
-        " --out {output:q} > {log:q} 2>&1"
+        " --figures-dir {params.figures_dir:q} --tables {params.tables_dir:q}"
+        " --table1 {input.table1[1]:q} --out {output:q} > {log:q} 2>&1"

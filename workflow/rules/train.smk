@@ -1,4 +1,7 @@
 # Training runs: one job per dataset x run of the experiment grid (config: experiments).
+# Every timed job is single-threaded: numba and the BLAS behind numpy/scipy (OpenBLAS, MKL,
+# OpenMP) are pinned to one thread in the shell command, and snakemake runs at most
+# --cores jobs at once, so solver seconds compare across methods and with CRFsuite.
 
 
 rule train:
@@ -28,7 +31,8 @@ rule train:
     benchmark:
         f"{RESULTS}/benchmarks/train/{{dataset}}/{{run}}.tsv"
     shell:
-        "NUMBA_NUM_THREADS=1 {params.crfsdca} train --data {input.data:q} --out {params.out:q}"
+        "NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1"
+        " {params.crfsdca} train --data {input.data:q} --out {params.out:q}"
         " {params.args} --progress off > {log:q} 2>&1"
 
 
@@ -62,6 +66,7 @@ rule crfsuite:
     benchmark:
         f"{RESULTS}/benchmarks/crfsuite/{{dataset}}.tsv"
     shell:
-        "{params.crfsdca} crfsuite --data {input.data:q} --out {params.out:q}"
+        "NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1"
+        " {params.crfsdca} crfsuite --data {input.data:q} --out {params.out:q}"
         " --max-iterations {params.max_iterations} --num-memories {params.num_memories}"
         " {params.lam} > {log:q} 2>&1"

@@ -223,7 +223,7 @@ class RunSet:
 
 RUN_COLUMNS = ("dataset", "run", "run_name", "label", "base_label", "variant", "solver",
                "sampler", "non_uniformity", "line_search", "subprecision", "seed", "lam", "n",
-               "status", "solver_seconds")
+               "status", "solver_seconds", "labels_missing")
 
 
 def _run_record(run_dir: Path, meta: dict) -> dict:
@@ -244,7 +244,19 @@ def _run_record(run_dir: Path, meta: dict) -> dict:
         "seed": s.get("seed"), "lam": float(s["lambda"]) if s.get("lambda") is not None
         else math.nan, "n": ds.get("n"), "status": meta.get("status", "?"),
         "solver_seconds": meta.get("solver_seconds", math.nan),
+        # a CRFsuite run: labels absent from the training split, which CRFsuite does not
+        # know, so its objective (and loss / n) differs from ours (meta.json "check")
+        "labels_missing": _labels_missing(meta),
     }
+
+
+def _labels_missing(meta: dict) -> float:
+    check = meta.get("check")
+    value = check.get("labels_missing_from_training") if isinstance(check, dict) else None
+    try:
+        return float(value) if value is not None else math.nan
+    except (TypeError, ValueError):
+        return math.nan
 
 
 def load_runs(paths: Iterable[str | os.PathLike],

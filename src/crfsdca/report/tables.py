@@ -1,4 +1,5 @@
-"""Tables from the runs: time to target, line-search sub-precision, reference optima.
+"""Tables from the runs: time to target, line-search sub-precision, reference optima, and
+the seconds to a relative sub-optimality side by side with CRFsuite.
 
 Each table is a pandas DataFrame (what the CSV holds) plus a markdown rendering. Written
 atomically by :func:`write_table`.
@@ -16,6 +17,7 @@ import pandas as pd
 from ..io import atomic_write
 from . import metrics
 from .load import (
+    RELATIVE_TOL,
     RunSet,
     dataset_sort_key,
     dataset_title,
@@ -154,6 +156,203 @@ def time_to_target_markdown(table: pd.DataFrame,
     return text
 
 
+# ----------------------------------------------------------------------------- CRFsuite speed
+
+REL_TARGETS = (1e-2, 1e-4, 1e-6)
+"""Relative sub-optimality targets (P - P*) / P* of the CRFsuite comparison."""
+
+SPEED_METHODS = ("SDCA", "SDCA-GAP", "SAG-NUS", "OEG", "L-BFGS", "CRFsuite L-BFGS")
+"""Methods (default options) of the CRFsuite comparison, in column order."""
+
+CRFSUITE, SPEED_REFERENCE = "CRFsuite L-BFGS", "SDCA-GAP"
+RATIO = "ratio"
+"""CSV column of CRFsuite's seconds / SDCA-GAP's seconds."""
+
+
+def _seconds_to_reach(sub: pd.DataFrame, target: float) -> tuple[float, int, int, float]:
+    """(median seconds over the runs reaching ``target``, inf if none; runs; runs
+    reaching; median over the runs of their last checkpoint's seconds)."""
+    groups = [g for _, g in metrics.runs(sub)]
+    hits = []
+    for g in groups:
+        row = metrics.first_row_reaching(g, target)
+        if row is not None:
+            hits.append(float(row["seconds"]))
+    budget = metrics.median(float(g["seconds"].max()) for g in groups)
+    return (metrics.median(hits) if hits else math.inf), len(groups), len(hits), budget
+
+
+def _crfsuite_objective_differs(rows: pd.DataFrame, p_star: float) -> bool:
+    """Whether CRFsuite's runs minimized another objective than ours: labels absent from
+    the training split (CRFsuite never creates their features; meta.json "check"), or a
+    loss / n below P*."""
+    if not len(rows):
+        return False
+    if "labels_missing" in rows and (rows["labels_missing"].astype(float) > 0).any():
+        return True
+    low = rows["primal"].astype(float).min()
+    return bool(low < p_star - RELATIVE_TOL * max(abs(p_star), 1.0))
+
+
+def crfsuite_speed(frame: pd.DataFrame, targets: Iterable[float] = REL_TARGETS,
+                   methods: Sequence[str] = SPEED_METHODS) -> pd.DataFrame:
+    """Solver seconds to reach relative sub-optimality (P - P*) / P* <= each target.
+
+    One row per dataset x relative target: the absolute target rel x |P*|, whether it is
+    resolved (not below the precision to which P* is known), and for each method (its
+    default options; CRFsuite's primal is its loss / n) the solver seconds of the first
+    checkpoint at or below the target (no interpolation, as :func:`time_to_target`):
+    inf when never reached within the run, NaN when the method has no run on the
+    dataset (several runs: median over the runs that reached it; ``partial`` lists the
+    methods reached by some runs only, as "method k/m"). ``ratio`` is CRFsuite's
+    seconds / SDCA-GAP's (inf: only SDCA-GAP reaches it, 0: only CRFsuite does, NaN:
+    neither, a method missing or unresolved); the budgets (median seconds of the last
+    checkpoint of each method's runs) bound the ratio when only one reaches the target.
+    ``crfsuite_objective_differs``: CRFsuite minimized another objective on that dataset
+    (labels absent from its training split, or a loss below P*), so its times do not
+    compare.
+    """
+    methods = list(methods)
+    cols = ["dataset", "relative_target", "target", "p_star", "resolved", *methods, RATIO,
+            "crfsuite_budget_seconds", "sdca_gap_budget_seconds", "partial",
+            "crfsuite_objective_differs"]
+    if not len(frame):
+        return pd.DataFrame(columns=cols)
+    data = frame[frame["label"].isin(methods)]
+    rows = []
+    for ds in sorted(data["dataset"].unique(), key=dataset_sort_key):
+        d = data[data["dataset"] == ds]
+        p_star = float(d["p_star"].iloc[0]) if "p_star" in d else math.nan
+        if not math.isfinite(p_star):
+            continue
+        res = metrics.resolution(d)
+        differs = _crfsuite_objective_differs(d[d["label"] == CRFSUITE], p_star)
+        for rel in targets:
+            target = rel * abs(p_star)
+            rec = {"dataset": ds, "relative_target": rel, "target": target, "p_star": p_star,
+                   "resolved": bool(target >= res), "crfsuite_budget_seconds": math.nan,
+                   "sdca_gap_budget_seconds": math.nan}
+            partial = []
+            for m in methods:
+                sub = d[d["label"] == m]
+                if not len(sub):
+                    rec[m] = math.nan
+                    continue
+                secs, n, reached, budget = _seconds_to_reach(sub, target)
+                rec[m] = secs
+                if 0 < reached < n:
+                    partial.append(f"{m} {reached}/{n}")
+                if m == CRFSUITE:
+                    rec["crfsuite_budget_seconds"] = budget
+                elif m == SPEED_REFERENCE:
+                    rec["sdca_gap_budget_seconds"] = budget
+            crf, gap = rec.get(CRFSUITE, math.nan), rec.get(SPEED_REFERENCE, math.nan)
+            ratio = math.nan
+            if rec["resolved"] and not (math.isnan(crf) or math.isnan(gap)):
+                if math.isinf(crf) and math.isinf(gap):
+                    ratio = math.nan
+                elif math.isinf(gap):
+                    ratio = 0.0
+                elif gap > 0:
+                    ratio = crf / gap
+                else:
+                    ratio = math.inf if crf > 0 else math.nan
+            rec[RATIO] = ratio
+            rec["partial"] = "; ".join(partial)
+            rec["crfsuite_objective_differs"] = differs
+            rows.append(rec)
+    return pd.DataFrame(rows, columns=cols)
+
+
+DAGGER = "†"
+"""Marks CRFsuite's cells on a dataset where it minimized another objective."""
+
+
+def _flag(v) -> bool:
+    """A boolean cell, also as read back from a CSV ("True"/"False", empty)."""
+    if isinstance(v, str):
+        return v.strip().lower() == "true"
+    try:
+        return bool(v) and not (isinstance(v, float) and math.isnan(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def speed_ratio_cell(row) -> str:
+    """Markdown of CRFsuite / SDCA-GAP for one row of :func:`crfsuite_speed`: the ratio,
+    a bound when only one of them reaches the target ("> 8.1": CRFsuite had not reached
+    it after 8.1 times SDCA-GAP's time), "—" when neither does, "n/r", or "" when one of
+    them has no run."""
+    crf, gap = float(row[CRFSUITE]), float(row[SPEED_REFERENCE])
+    if math.isnan(crf) or math.isnan(gap):
+        return ""
+    if not bool(row["resolved"]):
+        return UNRESOLVED
+    ratio = float(row[RATIO])
+    if math.isinf(crf) and math.isinf(gap):
+        return DASH
+    if math.isinf(crf):
+        b = float(row["crfsuite_budget_seconds"])
+        return f"> {_fmt(b / gap)}" if gap > 0 and math.isfinite(b) else DASH
+    if math.isinf(gap):
+        b = float(row["sdca_gap_budget_seconds"])
+        return f"< {_fmt(crf / b)}" if b > 0 and math.isfinite(b) else DASH
+    return _fmt(ratio) if math.isfinite(ratio) else DASH
+
+
+def crfsuite_speed_markdown(table: pd.DataFrame,
+                            methods: Sequence[str] = SPEED_METHODS) -> str:
+    """One row per dataset x relative target: seconds per method ("—": never reached
+    within the run, "n/r": target below the precision of P*, empty: no run) and the ratio
+    CRFsuite / SDCA-GAP."""
+    methods = list(methods)
+    ratio_col = f"{CRFSUITE.split()[0]} / {SPEED_REFERENCE}"
+    header = ["dataset", "(P - P*) / P* ≤", *methods, ratio_col]
+    out = []
+    for _, r in table.iterrows() if len(table) else []:
+        part = r.get("partial")
+        partial = dict(p.rsplit(" ", 1) for p in (part if isinstance(part, str) else "")
+                       .split("; ") if p)
+        rec = {"dataset": dataset_title(r["dataset"]),
+               "(P - P*) / P* ≤": fmt_num(r["relative_target"])}
+        for m in methods:
+            v = float(r[m])
+            if math.isnan(v):
+                cell = ""
+            elif not bool(r["resolved"]):
+                cell = UNRESOLVED
+            else:
+                cell = _fmt(v) + (f" ({partial[m]})" if m in partial and math.isfinite(v)
+                                  else "")
+            rec[m] = cell
+        rec[ratio_col] = speed_ratio_cell(r)
+        if _flag(r.get("crfsuite_objective_differs")):
+            for c in (CRFSUITE, ratio_col):
+                if rec[c]:
+                    rec[c] += " " + DAGGER
+        out.append(rec)
+    text = markdown_table(pd.DataFrame(out, columns=header), header,
+                          align="lr" + "r" * (len(methods) + 1))
+    bounds = {c[0] for c in (rec[ratio_col] for rec in out) if c[:1] in "<>" and c}
+    notes = []
+    if ">" in bounds:
+        notes.append("\"> x\": CRFsuite had not reached the target when its run ended, "
+                     "after x times SDCA-GAP's time to it.")
+    if "<" in bounds:
+        notes.append("\"< x\": SDCA-GAP had not reached the target when its run ended, "
+                     "after CRFsuite's time to it / x.")
+    if UNRESOLVED in text:
+        notes.append(f"{UNRESOLVED}: target below the precision to which P* is known on that "
+                     "dataset (see the P* table).")
+    if any(DAGGER in str(rec[CRFSUITE]) for rec in out):
+        notes.append(f"{DAGGER}: on this dataset CRFsuite minimized another objective (labels "
+                     "absent from the training split, which it never learns, or a loss below "
+                     "P*; its meta.json \"check\"), so its times do not compare.")
+    if notes:
+        text += "\n" + " ".join(notes) + "\n"
+    return text
+
+
 # ----------------------------------------------------------------------------- sub-precision
 
 def subprecision_table(frame: pd.DataFrame) -> pd.DataFrame:
@@ -248,6 +447,11 @@ def _tt_markdown(runset: RunSet) -> tuple[pd.DataFrame, str]:
     return t, time_to_target_markdown(t)
 
 
+def _cs_markdown(runset: RunSet) -> tuple[pd.DataFrame, str]:
+    t = crfsuite_speed(runset.frame)
+    return t, crfsuite_speed_markdown(t)
+
+
 def _sp_markdown(runset: RunSet) -> tuple[pd.DataFrame, str]:
     t = subprecision_table(runset.frame)
     return t, subprecision_markdown(t)
@@ -262,6 +466,7 @@ TABLES: dict[str, Callable[[RunSet], tuple[pd.DataFrame, str]]] = {
     "time_to_target": _tt_markdown,
     "subprecision": _sp_markdown,
     "optimum": _opt_markdown,
+    "crfsuite_speed": _cs_markdown,
 }
 """Table name (command line) -> (CSV frame, markdown)."""
 
