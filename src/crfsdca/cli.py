@@ -7,7 +7,9 @@ can also be run by hand. Commands:
 - ``featurize``: read a raw dataset, extract attributes, write ``{dataset}.h5``;
 - ``table1``: Table 1 (dataset sizes, ours and the paper's) from featurized files;
 - ``train``: one solver run on a featurized dataset (:mod:`crfsdca.cli_train`);
-- ``crfsuite``: CRFsuite's L-BFGS on the same objective (:mod:`crfsdca.cli_crfsuite`).
+- ``crfsuite``: CRFsuite's L-BFGS on the same objective (:mod:`crfsdca.cli_crfsuite`);
+- ``optimum``: the reference optimum P* by L-BFGS (:mod:`crfsdca.cli_optimum`);
+- ``report``: figures, tables and ``report.md`` from traces (:mod:`crfsdca.cli_report`).
 
 Adding a command: write ``_args_<name>(parser)`` (its arguments) and ``cmd_<name>(args)``
 (returns an exit code), and register both in ``COMMANDS``. Expected errors
@@ -25,6 +27,8 @@ from pathlib import Path
 
 from crfsdca import __version__
 from crfsdca.cli_crfsuite import _args_crfsuite, cmd_crfsuite
+from crfsdca.cli_optimum import _args_optimum, cmd_optimum
+from crfsdca.cli_report import _args_report, cmd_report
 from crfsdca.cli_train import _args_train, cmd_train
 from crfsdca.errors import ConfigError, CrfsdcaError
 
@@ -130,6 +134,8 @@ COMMANDS: list[Command] = [
      _args_train, cmd_train),
     ("crfsuite", "train CRFsuite's L-BFGS on the same objective, traced like train",
      _args_crfsuite, cmd_crfsuite),
+    ("optimum", "reference optimum P* by a long L-BFGS run", _args_optimum, cmd_optimum),
+    ("report", "figures, tables and report.md from run traces", _args_report, cmd_report),
 ]
 
 

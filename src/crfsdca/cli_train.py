@@ -40,7 +40,36 @@ def _args_train(p: argparse.ArgumentParser) -> None:
                    help="fixed step (with --line-search fixed; default: theoretical)")
     g.add_argument("--refresh-every", type=float, default=0.0,
                    help="recompute all stored gaps every k epochs (0: never)")
-    g.add_argument("--store-dtype", default="float64", choices=("float64", "float32"))
+    g.add_argument("--store-dtype", default="float64", choices=("float64", "float32"),
+                   help="float width of stored marginals (SDCA and the SAG family)")
+    g = p.add_argument_group("SAG, SAG-NUS, SAG-NUS*")
+    g.add_argument("--sag-lipschitz-init", type=float, default=1.0,
+                   help="initial Lipschitz estimate: SAG's global L, SAG-NUS's first "
+                   "L_i (default 1)")
+    g.add_argument("--sag-decrease", type=float, default=0.9,
+                   help="L_i <- this * L_i before a line search on a revisit (SAG-NUS; "
+                   "default 0.9, 0.5 is the halving rule of Schmidt's logistic code)")
+    g.add_argument("--sag-decrease-guarded", action="store_true",
+                   help="also decrease L_i when the gradient guard skips the line search")
+    g.add_argument("--sag-first-visit", type=float, default=0.5,
+                   help="first-visit L_i = this * mean of the seen L_j (default 0.5)")
+    g.add_argument("--sag-step-rule", default="c13", choices=("c13", "harmonic"),
+                   help="SAG-NUS step size: c13 = average of 1/Lmax and 1/Lmean steps "
+                   "(default), harmonic = 1/((Lmax + Lmean)/2)")
+    g.add_argument("--sag-guard", type=float, default=1e-8,
+                   help="skip the line search when ||g_i||^2 is at most this (default 1e-8)")
+    g = p.add_argument_group("OEG")
+    g.add_argument("--oeg-eta0", type=float, default=0.5, help="initial step size (0.5)")
+    g.add_argument("--oeg-c0", type=float, default=10.0,
+                   help="smoothed-Dirac initialization constant (10)")
+    g.add_argument("--oeg-eta-increase", type=float, default=1.0,
+                   help="multiply eta_i by this after an accepted step (default 1: never)")
+    g.add_argument("--oeg-max-trials", type=int, default=30,
+                   help="trials (halvings + 1) per visit (default 30)")
+    g.add_argument("--oeg-sampling", default="uniform", choices=("uniform", "perm"))
+    g = p.add_argument_group("L-BFGS")
+    g.add_argument("--lbfgs-memory", type=int, default=50,
+                   help="number of (s, y) pairs; history takes 2*memory*d*8 bytes (50)")
 
 
 def solver_options(args: argparse.Namespace) -> dict:
@@ -50,6 +79,17 @@ def solver_options(args: argparse.Namespace) -> dict:
                 "line_search": args.line_search, "subprecision": args.subprecision,
                 "step_size": args.step_size, "refresh_every": args.refresh_every,
                 "store_dtype": args.store_dtype, "seed": args.seed}
+    if args.solver in ("sag", "sag-nus", "sag-nus-star"):
+        return {"lipschitz_init": args.sag_lipschitz_init, "decrease": args.sag_decrease,
+                "decrease_guarded": args.sag_decrease_guarded,
+                "first_visit": args.sag_first_visit, "step_rule": args.sag_step_rule,
+                "guard": args.sag_guard, "store_dtype": args.store_dtype, "seed": args.seed}
+    if args.solver == "oeg":
+        return {"eta0": args.oeg_eta0, "c0": args.oeg_c0,
+                "eta_increase": args.oeg_eta_increase, "max_trials": args.oeg_max_trials,
+                "sampling": args.oeg_sampling, "seed": args.seed}
+    if args.solver == "lbfgs":
+        return {"memory": args.lbfgs_memory, "seed": args.seed}
     return {"seed": args.seed}
 
 

@@ -146,15 +146,23 @@ def group_runs(group):
 
 def train_args(wildcards):
     """The `crfsdca train` options of a run."""
-    options = RUNS[(wildcards.dataset, wildcards.run)]
+    options = dict(RUNS[(wildcards.dataset, wildcards.run)])
     training = config["training"]
-    args = [f"--epochs {_format_value(training['epochs'][wildcards.dataset])}",
-            f"--period {_format_value(training['period'])}"]
+    # budget_scale multiplies the dataset's budget (and the monitoring period): L-BFGS
+    # counts an epoch per iteration, a full pass, and needs hundreds of them
+    scale = float(options.pop("budget_scale", 1))
+    epochs = training["epochs"][wildcards.dataset] * scale
+    args = [f"--epochs {_format_value(epochs)}",
+            f"--period {_format_value(training['period'] * scale)}"]
     if training.get("lambda") is not None:
         args.append(f"--lambda {_format_value(training['lambda'])}")
     for key, value in options.items():
         args.append(f"--{key.replace('_', '-')} {shlex.quote(_format_value(value))}")
     return " ".join(args)
+
+
+def options_of(wildcards):
+    return RUNS[(wildcards.dataset, wildcards.run)]
 
 
 def train_sources(wildcards):
@@ -180,7 +188,7 @@ def train_mem_mb(wildcards, input):
     state = {
         "sdca": 8 * (N * K + (N - n) * K * K),
         "oeg": 8 * (2 * N * K + 2 * n * K * K),
-        "lbfgs": 8 * d * (2 * 20 + 6),
+        "lbfgs": 8 * d * (2 * int(options_of(wildcards).get("lbfgs_memory", 50)) + 6),
     }.get(solver, 8 * (N * K + n * K * K) + 16 * d)
     return int((state + 8 * 8 * d + 2 * N * 8) / 2**20) + 800
 

@@ -1,0 +1,152 @@
+"""L-BFGS: the optimum stage (scipy), the step-by-step solver, the optimum file and command."""
+
+import argparse
+
+import numpy as np
+import pytest
+import scipy.optimize
+
+from crfsdca.cli_optimum import _args_optimum, cmd_optimum
+from crfsdca.data.hdf5 import Dataset, write_dataset
+from crfsdca.data.synthetic import synthetic_sequences
+from crfsdca.errors import DataFormatError
+from crfsdca.model.objective import primal, primal_and_gradient
+from crfsdca.optimum import read_optimum, write_optimum
+from crfsdca.solvers import lbfgs as lbfgs_module
+from crfsdca.solvers.base import Problem
+from crfsdca.solvers.lbfgs import LBFGS, compute_optimum
+
+
+def small_problem(n=40, K=3, A=12, seed=3, max_len=6):
+    seq = synthetic_sequences(n, 1, max_len, K, A, 3, seed=seed)
+    return Problem(seq, A, K, 1.0 / n)
+
+
+def test_compute_optimum_is_certified_and_matches_an_independent_run():
+    p = small_problem()
+    r = compute_optimum(p)
+    _, g = primal_and_gradient(r.w, p.train, p.n_attributes, p.n_labels, p.lam)
+    assert r.grad_norm == pytest.approx(np.linalg.norm(g), rel=1e-12)
+    assert r.gap_bound == pytest.approx(r.grad_norm**2 / (2 * p.lam), rel=1e-12)
+    assert r.relative_bound < 1e-12
+    assert r.p_star == primal(r.w, p.train, p.n_attributes, p.n_labels, p.lam)
+    # an independent run from another start lands on the same P* within the bound
+    rng = np.random.default_rng(0)
+    res = scipy.optimize.minimize(
+        lambda w: primal_and_gradient(w, p.train, p.n_attributes, p.n_labels, p.lam),
+        rng.normal(size=p.dim), jac=True, method="L-BFGS-B",
+        options={"maxiter": 10_000, "gtol": 1e-12, "ftol": 1e-16, "maxcor": 20})
+    assert abs(res.fun - r.p_star) <= max(r.gap_bound, 1e-15) + 1e-14
+    assert r.iterations >= 1 and r.evaluations >= r.iterations
+
+
+def test_compute_optimum_restarts_while_the_bound_is_too_loose():
+    """With a loose ftol scipy stops early; the restarts carry on to the target accuracy."""
+    p = small_problem(n=30)
+    one = compute_optimum(p, ftol=1e-4, gtol=1e-12, rel_tol=1e-12, max_rounds=1, polish_iters=0)
+    r = compute_optimum(p, ftol=1e-4, gtol=1e-12, rel_tol=1e-12, max_rounds=30, polish_iters=0)
+    assert one.relative_bound > 1e-8  # scipy alone stopped far from the target
+    assert len(r.rounds) >= 2
+    assert r.gap_bound < 1e-3 * one.gap_bound
+    assert r.iterations == sum(x["iterations"] for x in r.rounds)
+    assert [x["primal"] for x in r.rounds] == sorted(x["primal"] for x in r.rounds)[::-1]
+
+
+def test_compute_optimum_polishes_with_its_own_lbfgs():
+    """When scipy's rounds stop above the target, the LBFGS polish reaches it."""
+    p = small_problem(n=30)
+    r = compute_optimum(p, ftol=1e-3, rel_tol=1e-13, max_rounds=1, polish_iters=300)
+    assert r.rounds[-1]["message"].startswith("polish")
+    assert r.rounds[0]["gap_bound"] > 1e-6
+    assert r.relative_bound <= 1e-13
+    assert r.iterations == sum(x["iterations"] for x in r.rounds)
+    _, g = primal_and_gradient(r.w, p.train, p.n_attributes, p.n_labels, p.lam)
+    assert r.grad_norm == pytest.approx(np.linalg.norm(g), rel=1e-12)
+
+
+@pytest.mark.parametrize("line_search", ["wolfe", "gradient"])
+def test_lbfgs_solver_converges_to_the_optimum(line_search):
+    p = small_problem()
+    r = compute_optimum(p)
+    s = LBFGS(p, memory=10, line_search=line_search)
+    values = []
+    for _ in range(60):
+        s.run(1)
+        values.append(primal(s.weights(), p.train, p.n_attributes, p.n_labels, p.lam))
+        if s.gradient_norm() ** 2 / (2 * p.lam) < 1e-12:
+            break
+    assert s.gradient_norm() ** 2 / (2 * p.lam) < 1e-12
+    assert values[-1] == pytest.approx(r.p_star, abs=1e-12)
+    if line_search == "wolfe":
+        assert np.all(np.diff(values) <= 1e-15)  # every accepted step decreases P
+
+
+def test_lbfgs_counters_count_every_evaluation(monkeypatch):
+    p = small_problem(n=25)
+    calls = []
+    real = lbfgs_module.primal_and_gradient
+
+    def counting(w, *args):
+        calls.append(1)
+        return real(w, *args)
+
+    monkeypatch.setattr(lbfgs_module, "primal_and_gradient", counting)
+    s = LBFGS(p, memory=5)
+    assert s.counters() == {"oracle_fb": 0, "oracle_fwd": 0, "updates": 0, "ls_evals": 0}
+    s.run(4)
+    c = s.counters()
+    assert c["updates"] == 4
+    assert c["oracle_fb"] == p.n * len(calls)  # n forward-backwards per evaluation
+    assert c["ls_evals"] == len(calls) - 1  # all but the evaluation at the start
+    assert c["oracle_fwd"] == 0
+    # the solver's w is the point of the last accepted evaluation
+    f, _ = real(s.weights(), p.train, p.n_attributes, p.n_labels, p.lam)
+    assert f == s.f
+
+
+def test_lbfgs_is_deterministic():
+    p = small_problem(n=20)
+    a, b = LBFGS(p, memory=7), LBFGS(p, memory=7)
+    a.run(6)
+    b.run(3)
+    b.run(3)  # resuming gives the same iterates
+    assert np.array_equal(a.weights(), b.weights())
+    assert a.counters() == b.counters()
+
+
+def test_optimum_file_round_trip_and_errors(tmp_path):
+    p = small_problem(n=15)
+    r = compute_optimum(p)
+    path = tmp_path / "opt" / "tiny.h5"
+    write_optimum(path, r, "tiny", "ab" * 32, p.lam, {"maxcor": 50})
+    back = read_optimum(path)
+    assert np.array_equal(back.w_star, r.w)
+    assert back.p_star == r.p_star and back.gap_bound == r.gap_bound
+    assert back.iterations == r.iterations and back.evaluations == r.evaluations
+    assert back.lam == p.lam and back.settings == {"maxcor": 50}
+    assert back.dataset_sha256 == "ab" * 32
+    assert [f.name for f in path.parent.iterdir()] == ["tiny.h5"]  # no temporary left
+    import h5py
+
+    with h5py.File(tmp_path / "other.h5", "w") as f:
+        f.create_dataset("weights", data=np.zeros(3))
+    with pytest.raises(DataFormatError, match="not a crfsdca-optimum file"):
+        read_optimum(tmp_path / "other.h5")
+
+
+def test_optimum_command_writes_the_certified_optimum(tmp_path):
+    seq = synthetic_sequences(30, 1, 5, 3, 10, 3, seed=1)
+    ds = Dataset("tiny", seq, None, ["a", "b", "c"], [f"x{j}" for j in range(10)],
+                 np.ones(30))
+    data = write_dataset(tmp_path / "tiny.h5", ds)
+    parser = argparse.ArgumentParser()
+    _args_optimum(parser)
+    args = parser.parse_args(["--data", str(data), "--out", str(tmp_path / "o" / "tiny.h5"),
+                              "--maxiter", "500"])
+    assert cmd_optimum(args) == 0
+    opt = read_optimum(tmp_path / "o" / "tiny.h5")
+    p = Problem(seq, 10, 3, 1.0 / 30)
+    assert opt.p_star == pytest.approx(compute_optimum(p).p_star, abs=1e-13)
+    assert opt.gap_bound / opt.p_star < 1e-10
+    assert opt.dataset == "tiny" and len(opt.dataset_sha256) == 64
+    assert opt.settings["maxiter"] == 500
