@@ -691,16 +691,21 @@ def test_cli_rejects_missing_paths(tmp_path):
 
 # ----------------------------------------------------------------------------- a real run
 
-SMOKE_OCR = ROOT / "data" / "processed" / "smoke" / "ocr.h5"
-
-
-@pytest.mark.skipif(not SMOKE_OCR.is_file(), reason="smoke OCR dataset not featurized")
 def test_real_short_run(tmp_path):
-    from crfsdca.cli import main
+    """A real SDCA run on the first OCR words, featurized from the vendored raw file."""
+    import yaml
 
+    from crfsdca.cli import main
+    from crfsdca.data.featurize import featurize, spec_from_config
+    from crfsdca.data.hdf5 import write_dataset
+
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    spec = {**spec_from_config(config, "ocr"), "subset": {"train": 60, "test": 30}}
+    data = write_dataset(tmp_path / "ocr.h5",
+                         featurize("ocr", spec, raw_dir=ROOT / config["raw_dir"]))
     out = tmp_path / "runs" / "ocr" / "gap"
-    assert main(["train", "--data", str(SMOKE_OCR), "--epochs", "3", "--out", str(out),
-                 "--progress", "off", "--subset", "60"]) == 0
+    assert main(["train", "--data", str(data), "--epochs", "3", "--out", str(out),
+                 "--progress", "off"]) == 0
     rs = load_runs([tmp_path / "runs"])
     assert list(rs.runs["label"]) == ["SDCA-GAP"]
     assert rs.frame["log10_subopt"].notna().sum() >= 3
