@@ -247,3 +247,32 @@ def test_training_loop_stops_on_a_confirmed_gap_and_writes_a_run(tmp_path):
     from crfsdca.solvers.monitor import TRACE_COLUMNS
 
     assert header[:len(TRACE_COLUMNS)] == list(TRACE_COLUMNS)
+
+
+def test_an_interrupted_run_keeps_its_trace(tmp_path):
+    """Ctrl-C during training: the rows so far and the weights are saved, status says so."""
+    import json
+
+    from crfsdca.solvers.monitor import Monitor
+    from crfsdca.training import save_run, train
+
+    class Interrupted(SDCA):
+        calls = 0
+
+        def run(self, n_steps):
+            Interrupted.calls += 1
+            if Interrupted.calls == 12:
+                raise KeyboardInterrupt
+            super().run(n_steps)
+
+    p = small_problem(n=30)
+    s = Interrupted(p, seed=0)
+    result = train(s, Monitor(p), epochs=10)
+    assert result.status == "interrupted"
+    assert 2 <= len(result.rows) < 10 and result.rows[-1]["epoch"] < 10
+    # the steps run since the last checkpoint are recorded too
+    assert result.rows[-1]["updates"] == s.counters()["updates"]
+    save_run(tmp_path / "run", result, s, {})
+    meta = json.loads((tmp_path / "run" / "meta.json").read_text())
+    assert meta["status"] == "interrupted"
+    assert len((tmp_path / "run" / "trace.csv").read_text().splitlines()) == len(result.rows) + 1

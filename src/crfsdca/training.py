@@ -114,6 +114,11 @@ def train(solver: Solver, monitor: Monitor, epochs: float, period: float = 1.0,
                 record(steps_done / spe)
     except KeyboardInterrupt:
         result.status = "interrupted"
+        try:  # one last row for the steps done since the previous checkpoint
+            if result.rows and result.rows[-1]["epoch"] != steps_done / spe:
+                record(steps_done / spe)
+        except KeyboardInterrupt:
+            pass
     finally:
         progress.close()
     result.solver_seconds = t_solver
