@@ -718,3 +718,12 @@ def test_real_short_run(tmp_path):
     assert v["line_search_cost"].verdict in (claims.SUPPORTED, claims.NOT_SUPPORTED)
     text = build_report(rs, tmp_path / "report.md", tmp_path, None)
     assert "SDCA-GAP" in text
+
+
+def test_crfsuite_loss_below_pstar_within_its_print_precision_is_not_flagged():
+    from crfsdca.report.load import foreign_below
+
+    # CRFsuite logs n P with six decimals: loss / n is only known to 0.5e-6 / n
+    assert not foreign_below(0.876468840085, 0.876468840133, 8936)  # 4.8e-11 below
+    assert foreign_below(0.8764687, 0.876468840133, 8936)  # 1.4e-7 below: another objective
+    assert foreign_below(2.4264, 2.4265, None)

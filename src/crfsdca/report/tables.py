@@ -17,11 +17,11 @@ import pandas as pd
 from ..io import atomic_write
 from . import metrics
 from .load import (
-    RELATIVE_TOL,
     RunSet,
     dataset_sort_key,
     dataset_title,
     fmt_num,
+    foreign_below,
     method_sort_key,
     subprecision_runs,
 )
@@ -191,7 +191,7 @@ def _crfsuite_objective_differs(rows: pd.DataFrame, p_star: float) -> bool:
     if "labels_missing" in rows and (rows["labels_missing"].astype(float) > 0).any():
         return True
     low = rows["primal"].astype(float).min()
-    return bool(low < p_star - RELATIVE_TOL * max(abs(p_star), 1.0))
+    return foreign_below(low, p_star, rows["n"].iloc[0] if "n" in rows else None)
 
 
 def crfsuite_speed(frame: pd.DataFrame, targets: Iterable[float] = REL_TARGETS,
