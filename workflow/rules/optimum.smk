@@ -22,6 +22,7 @@ rule optimum:
     resources:
         mem_mb=optimum_mem_mb,
         runtime=240,
+        cpu_jobs=1,
     conda:
         CONDA_ENV,
     log:

@@ -24,6 +24,7 @@ rule train:
     resources:
         mem_mb=train_mem_mb,
         runtime=120,
+        cpu_jobs=1,
     conda:
         CONDA_ENV,
     log:
@@ -59,6 +60,7 @@ rule crfsuite:
     resources:
         mem_mb=lambda wc, input: optimum_mem_mb(wc, input) // 4 + 1000,
         runtime=240,
+        cpu_jobs=1,
     conda:
         CONDA_ENV,
     log:
