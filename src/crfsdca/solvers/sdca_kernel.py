@@ -103,78 +103,53 @@ def build_index(offsets, attr_indptr, attr_indices, n_attr, uniq_ptr, uniq_attr,
 
 
 @njit(**NJIT_FAST)
-def _divergence_terms(mu, m0, nu, n0, size, to_delta, curvature):
-    """(sum mu log(mu/nu), -sum (nu-mu) log mu, -sum (nu-mu)^2/nu) over a table.
+def _divergence_terms(mu, m0, nu, n0, rows, width, to_delta, delta_sum):
+    """(sum mu log(mu/nu), -sum (nu-mu) log mu) over ``rows`` tables of ``width`` entries.
 
-    The first two give the gap and f'_H(0); the last, computed only with ``curvature``
-    (it costs a division per entry, else 0), is f''_H(1), the curvature of the entropy
-    at the oracle's marginals. With ``to_delta`` the table ``nu`` becomes delta = nu - mu.
+    These give the gap and f'_H(0). With ``to_delta`` the tables of ``nu`` become
+    delta = nu - mu; with ``delta_sum`` (``width`` entries, else an empty array) delta
+    summed over the tables is added into it, as the transition block of the primal
+    direction needs.
     """
     gap = 0.0
     fp = 0.0
-    fpp = 0.0
-    for j in range(size):
-        m = np.float64(mu[m0 + j])
-        nv = nu[n0 + j]
-        d = nv - m
-        lm = flog(m)
-        pos = m > 0.0
-        gap += m * (lm - flog(nv)) if pos else 0.0
-        fp -= d * lm if pos else 0.0
-        if curvature:
-            fpp -= d * d / nv if nv > 0.0 else 0.0
-        if to_delta:
-            nu[n0 + j] = d
-    return gap, fp, fpp
-
-
-@njit(**NJIT_FAST)
-def _pair_divergence_terms(mu, m0, nu, T, K, curvature, delta_sum):
-    """_divergence_terms over the T-1 pairwise tables (turned into delta), edge by edge,
-    also summing delta over the edges into ``delta_sum`` (K*K), as the transition block
-    of the primal direction needs."""
-    KK = K * K
-    for j in range(KK):
-        delta_sum[j] = 0.0
-    gap = 0.0
-    fp = 0.0
-    fpp = 0.0
-    for t in range(T - 1):
-        base = t * KK
-        for j in range(KK):
+    add = len(delta_sum) > 0
+    for r in range(rows):
+        base = r * width
+        for j in range(width):
             m = np.float64(mu[m0 + base + j])
-            nv = nu[base + j]
+            nv = nu[n0 + base + j]
             d = nv - m
             lm = flog(m)
             pos = m > 0.0
             gap += m * (lm - flog(nv)) if pos else 0.0
             fp -= d * lm if pos else 0.0
-            if curvature:
-                fpp -= d * d / nv if nv > 0.0 else 0.0
-            nu[base + j] = d
-            delta_sum[j] += d
-    return gap, fp, fpp
+            if to_delta:
+                nu[n0 + base + j] = d
+            if add:
+                delta_sum[j] += d
+    return gap, fp
 
 
 @njit(**NJIT)
-def _first_pass(mu_unary, u0, mu_pair, p0, nu_unary, nu_pair, T, K, curvature, delta_sum):
-    """Turn nu into delta = nu - mu in place; return (gap, f'_H(0), f''_H(1)).
+def _first_pass(mu_unary, u0, mu_pair, p0, nu_unary, nu_pair, T, K, delta_sum):
+    """Turn nu into delta = nu - mu in place; return (gap D~(mu || nu), f'_H(0)).
 
-    The gap is D~(mu || nu); f'_H(0) and f''_H(1) are derivatives of the entropy
-    part H~(mu + gamma delta) of the line-search objective (f''_H(1) only with
-    ``curvature``, else 0). ``delta_sum`` receives delta summed over edges.
+    f'_H is the derivative of the entropy part H~(mu + gamma delta) of the line-search
+    objective; ``delta_sum`` receives the pairwise delta summed over edges.
     """
+    KK = K * K
+    for j in range(KK):
+        delta_sum[j] = 0.0
     if T == 1:
-        for j in range(K * K):
-            delta_sum[j] = 0.0
-        gap, fp, fpp = _divergence_terms(mu_unary, u0, nu_unary, 0, K, True, curvature)
-        return max(gap, 0.0), fp, fpp
-    gap, fp, fpp = _pair_divergence_terms(mu_pair, p0, nu_pair, T, K, curvature, delta_sum)
-    gs, fps, fpps = _divergence_terms(mu_unary, u0 + K, nu_unary, K, (T - 2) * K, False,
-                                      curvature)
+        gap, fp = _divergence_terms(mu_unary, u0, nu_unary, 0, 1, K, True, delta_sum[:0])
+        return max(gap, 0.0), fp
+    gap, fp = _divergence_terms(mu_pair, p0, nu_pair, 0, T - 1, KK, True, delta_sum)
+    gs, fps = _divergence_terms(mu_unary, u0 + K, nu_unary, K, 1, (T - 2) * K, False,
+                                delta_sum[:0])
     for j in range(T * K):
         nu_unary[j] -= mu_unary[u0 + j]
-    return max(gap - gs, 0.0), fp - fps, fpp - fpps
+    return max(gap - gs, 0.0), fp - fps
 
 
 @njit(**NJIT_FAST)
@@ -338,8 +313,8 @@ def sdca_step(i, w, n_attr, K, idx, st, buf, lam_n, method, tol, fixed_step, exa
     st.counters[ORACLE] += 1
     c_oracle = cycles()
     # 2. gap, delta and derivatives at 0
-    gap, fph0, _ = _first_pass(st.mu_unary, u0, st.mu_pair, p0, buf.unary, buf.pair, T, K,
-                               False, buf.v_trans)
+    gap, fph0 = _first_pass(st.mu_unary, u0, st.mu_pair, p0, buf.unary, buf.pair, T, K,
+                            buf.v_trans)
     d_unary = buf.unary
     d_pair = buf.pair
     c_gap = cycles()
@@ -496,7 +471,7 @@ def refresh_gaps(w, n_attr, K, idx, st, buf, sampler):
         forward_backward(buf.scores, T, K, buf.trans, tmax, w, n_attr, buf.emit, buf.alpha,
                          buf.beta, buf.scale, buf.unary, buf.pair)
         gap = _first_pass(st.mu_unary, start * K, st.mu_pair, (start - i) * K * K, buf.unary,
-                          buf.pair, T, K, False, buf.v_trans)[0]
+                          buf.pair, T, K, buf.v_trans)[0]
         record_gap(sampler, i, gap)
         total += sampler.gaps[i]
     st.counters[ORACLE] += n
