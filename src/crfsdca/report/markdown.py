@@ -93,8 +93,10 @@ THREADS_TEXT = (
     "Threads: every job runs single-threaded. The train, optimum and crfsuite rules set "
     "NUMBA_NUM_THREADS=1 (our kernels are serial anyway) and OPENBLAS_NUM_THREADS=1, "
     "OMP_NUM_THREADS=1 and MKL_NUM_THREADS=1 (scipy's BLAS) in their shell commands; "
-    "CRFsuite's L-BFGS is single-threaded; and Snakemake runs at most as many jobs at once "
-    "as it is given cores (`--cores`), so the jobs never oversubscribe the cores.")
+    "CRFsuite's L-BFGS is single-threaded; and the workflow runs at most one train, "
+    "optimum or crfsuite job per core of the machine (its `cpu_jobs` resource), whatever "
+    "`--cores` says, so two timed jobs never share a core (a short featurize or report job "
+    "may run beside them).")
 
 
 def _ratio_phrase(table: pd.DataFrame, dataset: str, rel: float) -> str:
