@@ -203,6 +203,17 @@ def _labelled(frame: pd.DataFrame, methods: Iterable[str]) -> tuple[pd.DataFrame
     return sub, colors
 
 
+def _subopt_row(row, data: pd.DataFrame, key: str, colors: dict, title: str,
+                dashes: dict | None = None, empty: str = "no data") -> list:
+    """The paper's pair of panels: log10 sub-optimality against oracle calls / n and
+    against parameter updates / n; returns the keys drawn."""
+    drawn = []
+    for ax, x in zip(row, ("oracle_epochs", "update_epochs"), strict=True):
+        drawn += _panel(ax, data, x, "log10_subopt", key, colors, dashes, xlabel=X_COLUMNS[x],
+                        ylabel=Y_SUBOPT, title=title, empty=empty)
+    return drawn
+
+
 # ----------------------------------------------------------------------------- figures
 
 def fig2_sampling(frame: pd.DataFrame, dataset: str = "ocr") -> Figure:
@@ -217,10 +228,7 @@ def fig2_sampling(frame: pd.DataFrame, dataset: str = "ocr") -> Figure:
     colors = {k: method_color(k) for k in labels}
     fig, axes = _figure(1, 2, f"Figure 2: sampling schemes on {dataset_title(dataset)} "
                         "(non-uniformity 0.8)")
-    drawn = []
-    for ax, x in zip(axes[0], ("oracle_epochs", "update_epochs"), strict=True):
-        drawn += _panel(ax, data, x, "log10_subopt", "label", colors, xlabel=X_COLUMNS[x],
-                        ylabel=Y_SUBOPT, title=dataset_title(dataset),
+    drawn = _subopt_row(axes[0], data, "label", colors, dataset_title(dataset),
                         empty=f"no SDCA sampling runs on {dataset_title(dataset)}")
     _legend(fig, drawn, colors)
     return fig
@@ -240,10 +248,7 @@ def fig3_nonuniformity(frame: pd.DataFrame, dataset: str = "ner") -> Figure:
     colors = {names[t]: shade[t] for t in thetas}
     fig, axes = _figure(1, 2, f"Figure 3: gap sampling on {dataset_title(dataset)}, "
                         "non-uniformity theta")
-    drawn = []
-    for ax, x in zip(axes[0], ("oracle_epochs", "update_epochs"), strict=True):
-        drawn += _panel(ax, data, x, "log10_subopt", "theta", colors, xlabel=X_COLUMNS[x],
-                        ylabel=Y_SUBOPT, title=dataset_title(dataset),
+    drawn = _subopt_row(axes[0], data, "theta", colors, dataset_title(dataset),
                         empty=f"no SDCA-GAP runs on {dataset_title(dataset)}")
     _legend(fig, drawn, colors, title="SDCA-GAP, non-uniformity")
     return fig
@@ -260,9 +265,7 @@ def fig4_methods(frame: pd.DataFrame, datasets: Iterable[str] | None = None,
     drawn = []
     for row, ds in zip(axes, dss, strict=True):
         d = data[data["dataset"] == ds] if len(data) else data
-        for ax, x in zip(row, ("oracle_epochs", "update_epochs"), strict=True):
-            drawn += _panel(ax, d, x, "log10_subopt", "label", colors, dashes,
-                            xlabel=X_COLUMNS[x], ylabel=Y_SUBOPT, title=dataset_title(ds))
+        drawn += _subopt_row(row, d, "label", colors, dataset_title(ds), dashes)
     _legend(fig, sorted(set(drawn), key=method_sort_key), colors, dashes)
     return fig
 
