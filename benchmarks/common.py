@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import sys
 import time
 from pathlib import Path
 
@@ -39,6 +40,16 @@ def load_problem(name: str, processed: Path | None = None) -> Problem | None:
     if not path.exists():
         return None
     return Problem.from_dataset(load_dataset(path))
+
+
+def featurized_problems(names):
+    """(name, problem) for each dataset that is featurized; says which are skipped."""
+    for name in names:
+        problem = load_problem(name)
+        if problem is None:
+            print(f"skip {name}: not featurized", file=sys.stderr)
+            continue
+        yield name, problem
 
 
 def random_weights(problem: Problem, scale: float = 0.1, seed: int = 0) -> np.ndarray:

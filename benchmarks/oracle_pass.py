@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 import numpy_reference
-from common import DATASETS, best_time, load_problem, machine, markdown_table, random_weights
+from common import DATASETS, best_time, featurized_problems, machine, markdown_table, random_weights
 
 from crfsdca.model.objective import oracle_pass
 
@@ -29,11 +29,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     print(f"machine: {machine()}; one thread", file=sys.stderr)
     rows = []
-    for name in args.datasets:
-        problem = load_problem(name)
-        if problem is None:
-            print(f"skip {name}: not featurized", file=sys.stderr)
-            continue
+    for name, problem in featurized_problems(args.datasets):
         seq, A, K = problem.train, problem.n_attributes, problem.n_labels
         w = random_weights(problem)
         t = best_time(lambda: oracle_pass(w, seq, A, K), args.repeat)  # noqa: B023

@@ -16,7 +16,7 @@ import sys
 import time
 
 import numpy_reference
-from common import DATASETS, best_time, load_problem, machine, markdown_table
+from common import DATASETS, best_time, featurized_problems, machine, markdown_table
 
 from crfsdca.model.objective import oracle_pass
 from crfsdca.solvers.sdca import SDCA
@@ -42,11 +42,7 @@ def main(argv=None) -> int:
     ap.add_argument("--numpy-steps", type=int, default=500)
     args = ap.parse_args(argv)
     rows = []
-    for name in args.datasets:
-        problem = load_problem(name)
-        if problem is None:
-            print(f"skip {name}: not featurized", file=sys.stderr)
-            continue
+    for name, problem in featurized_problems(args.datasets):
         s = SDCA(problem, sampler=args.sampler, store_dtype=args.store_dtype, seed=0)
         s.run(problem.n)  # warm-up epoch: compile, leave the initial regime
         s.diagnostics()
