@@ -135,7 +135,8 @@ def _forward(scores, T, K, trans, trans_max, emit, alpha, scale):
 
 
 @njit(**NJIT)
-def _logsumexp(x, start, stop):
+def logsumexp(x, start, stop):
+    """log sum_j exp(x[j]) over ``x[start:stop]`` (-inf for an empty or all -inf range)."""
     mx = -np.inf
     for j in range(start, stop):
         mx = max(mx, x[j])
@@ -157,8 +158,8 @@ def _forward_backward_log(scores, T, K, w, trans_offset, alpha, beta, emit, unar
         for l in range(K):
             for k in range(K):
                 emit[k] = alpha[(t - 1) * K + k] + w[trans_offset + k * K + l]
-            alpha[t * K + l] = _logsumexp(emit, 0, K) + scores[t * K + l]
-    logz = _logsumexp(alpha, (T - 1) * K, T * K)
+            alpha[t * K + l] = logsumexp(emit, 0, K) + scores[t * K + l]
+    logz = logsumexp(alpha, (T - 1) * K, T * K)
     for k in range(K):
         beta[(T - 1) * K + k] = 0.0
     for t in range(T - 2, -1, -1):
@@ -166,7 +167,7 @@ def _forward_backward_log(scores, T, K, w, trans_offset, alpha, beta, emit, unar
             for l in range(K):
                 emit[l] = (w[trans_offset + k * K + l] + scores[(t + 1) * K + l]
                            + beta[(t + 1) * K + l])
-            beta[t * K + k] = _logsumexp(emit, 0, K)
+            beta[t * K + k] = logsumexp(emit, 0, K)
     for t in range(T):
         for k in range(K):
             unary[t * K + k] = np.exp(alpha[t * K + k] + beta[t * K + k] - logz)

@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 
 from ..model._fastmath import NJIT, NJIT_FAST, fexp, flog
-from ..model.oracle import unary_scores
+from ..model.oracle import logsumexp, unary_scores
 from .random import permutation, randint
 
 _SAFE_MIN = 1e-280
@@ -84,19 +84,6 @@ class OEGOptions(NamedTuple):
 # ----------------------------------------------------------------------------- inference
 
 @njit(**NJIT)
-def _logsumexp(x, K):
-    mx = -np.inf
-    for j in range(K):
-        mx = max(mx, x[j])
-    if mx == -np.inf:
-        return mx
-    s = 0.0
-    for j in range(K):
-        s += np.exp(x[j] - mx)
-    return mx + np.log(s)
-
-
-@njit(**NJIT)
 def _bonus_fb_log(theta, T, K, q, bonus, labels, start, la, lb, tmp, unary, pi):
     """Log-space version of :func:`bonus_forward_backward` (slow, exact at any scale)."""
     KK = K * K
@@ -108,10 +95,10 @@ def _bonus_fb_log(theta, T, K, q, bonus, labels, start, la, lb, tmp, unary, pi):
             for k in range(K):
                 b = bonus if k * K + l == e else 0.0
                 tmp[k] = la[(t - 1) * K + k] + q[k * K + l] + b
-            la[t * K + l] = _logsumexp(tmp, K) + theta[t * K + l]
+            la[t * K + l] = logsumexp(tmp, 0, K) + theta[t * K + l]
     for k in range(K):
         tmp[k] = la[(T - 1) * K + k]
-    logz = _logsumexp(tmp, K)
+    logz = logsumexp(tmp, 0, K)
     for k in range(K):
         lb[(T - 1) * K + k] = 0.0
     for t in range(T - 2, -1, -1):
@@ -120,7 +107,7 @@ def _bonus_fb_log(theta, T, K, q, bonus, labels, start, la, lb, tmp, unary, pi):
             for l in range(K):
                 b = bonus if k * K + l == e else 0.0
                 tmp[l] = q[k * K + l] + b + theta[(t + 1) * K + l] + lb[(t + 1) * K + l]
-            lb[t * K + k] = _logsumexp(tmp, K)
+            lb[t * K + k] = logsumexp(tmp, 0, K)
     for j in range(T * K):
         unary[j] = np.exp(la[j] + lb[j] - logz)
     for j in range(KK):
