@@ -59,6 +59,7 @@ def test_train_is_reproducible_from_its_seed(dataset_file, tmp_path):
     (["--data", "missing.h5"], "no such file"),
     (["--epochs", "0"], "--epochs must be positive"),
     (["--non-uniformity", "2"], "non-uniformity"),
+    (["--subset", "0"], "subset must be at least 1"),
 ])
 def test_train_reports_bad_input_in_one_line(dataset_file, tmp_path, args, message, capsys):
     base = ["train", "--data", str(dataset_file), "--out", str(tmp_path / "r"),
@@ -67,3 +68,17 @@ def test_train_reports_bad_input_in_one_line(dataset_file, tmp_path, args, messa
     assert code == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith("crfsdca train: error:") and message in err
+
+
+def test_a_subset_problem_keeps_the_first_sequences_and_their_radii(dataset_file):
+    from crfsdca.data.hdf5 import load_dataset
+    from crfsdca.solvers.base import Problem
+
+    ds = load_dataset(dataset_file)
+    p = Problem.from_dataset(ds, subset=12)
+    assert p.n == 12 and p.lam == 1.0 / 12
+    np.testing.assert_array_equal(p.train.offsets, ds.train.offsets[:13])
+    np.testing.assert_array_equal(p.radii, ds.radii[:12])
+    assert p.test is ds.test and p.label_names == tuple(ds.labels)
+    assert Problem.from_dataset(ds, lam=0.5, subset=12).lam == 0.5
+    assert Problem.from_dataset(ds, subset=1000).n == ds.train.n_sequences

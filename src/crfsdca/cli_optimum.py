@@ -54,7 +54,6 @@ def _initial_weights(path: Path, dim: int):
 
 def cmd_optimum(args: argparse.Namespace) -> int:
     from .data.hdf5 import load_dataset
-    from .data.sequences import subset_sequences
     from .optimum import write_optimum
     from .solvers.base import Problem
     from .solvers.lbfgs import compute_optimum
@@ -66,13 +65,7 @@ def cmd_optimum(args: argparse.Namespace) -> int:
     if args.maxiter < 1 or args.maxcor < 1:
         raise ConfigError("--maxiter and --maxcor must be at least 1")
     dataset = load_dataset(args.data)
-    problem = Problem.from_dataset(dataset, args.lam)
-    if args.subset is not None:
-        if args.subset < 1:
-            raise ConfigError(f"--subset must be at least 1, got {args.subset}")
-        train = subset_sequences(dataset.train, args.subset)
-        problem = Problem(train, problem.n_attributes, problem.n_labels,
-                          args.lam if args.lam is not None else 1.0 / train.n_sequences)
+    problem = Problem.from_dataset(dataset, args.lam, args.subset)
     log(f"optimum of {dataset.name}: n={problem.n}, d={problem.dim}, lambda={problem.lam:.6g}, "
         f"L-BFGS-B history {2 * args.maxcor * problem.dim * 8 / 2**20:.0f} MiB")
     w0 = None if args.init is None else _initial_weights(args.init, problem.dim)

@@ -95,7 +95,6 @@ def solver_options(args: argparse.Namespace) -> dict:
 
 def cmd_train(args: argparse.Namespace) -> int:
     from .data.hdf5 import load_dataset
-    from .data.sequences import subset_sequences
     from .solvers.base import Problem
     from .solvers.monitor import Monitor
     from .solvers.registry import make_solver
@@ -106,15 +105,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.epochs <= 0:
         raise ConfigError(f"--epochs must be positive, got {args.epochs}")
     dataset = load_dataset(args.data)
-    problem = Problem.from_dataset(dataset, args.lam)
-    if args.subset is not None:
-        if args.subset < 1:
-            raise ConfigError(f"--subset must be at least 1, got {args.subset}")
-        train_split = subset_sequences(dataset.train, args.subset)
-        radii = None if dataset.radii is None else dataset.radii[: train_split.n_sequences]
-        problem = Problem(train_split, problem.n_attributes, problem.n_labels,
-                          args.lam if args.lam is not None else 1.0 / train_split.n_sequences,
-                          radii, problem.test, problem.label_names)
+    problem = Problem.from_dataset(dataset, args.lam, args.subset)
     t0 = time.perf_counter()
     try:
         solver = make_solver(args.solver, problem, **solver_options(args))

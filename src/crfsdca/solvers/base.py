@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..data.sequences import Sequences
+from ..data.sequences import Sequences, subset_sequences
+from ..errors import ConfigError
 from ..model.layout import WeightLayout
 
 
@@ -43,12 +44,20 @@ class Problem:
         return self.layout.dim
 
     @classmethod
-    def from_dataset(cls, dataset, lam: float | None = None) -> Problem:
-        """Problem of a loaded :class:`~crfsdca.data.hdf5.Dataset`; lam defaults to 1/n."""
-        n = dataset.train.n_sequences
-        return cls(train=dataset.train, n_attributes=dataset.n_attributes,
+    def from_dataset(cls, dataset, lam: float | None = None,
+                     subset: int | None = None) -> Problem:
+        """Problem of a loaded :class:`~crfsdca.data.hdf5.Dataset`, on its first ``subset``
+        training sequences if given; lam defaults to 1/n of the sequences kept."""
+        train, radii = dataset.train, dataset.radii
+        if subset is not None:
+            if subset < 1:
+                raise ConfigError(f"subset must be at least 1 sequence, got {subset}")
+            train = subset_sequences(train, subset)
+            radii = None if radii is None else radii[: train.n_sequences]
+        n = train.n_sequences
+        return cls(train=train, n_attributes=dataset.n_attributes,
                    n_labels=dataset.n_labels, lam=1.0 / n if lam is None else float(lam),
-                   radii=dataset.radii, test=dataset.test, label_names=tuple(dataset.labels))
+                   radii=radii, test=dataset.test, label_names=tuple(dataset.labels))
 
 
 class Solver(ABC):
