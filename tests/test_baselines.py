@@ -5,6 +5,7 @@ import pytest
 import scipy.optimize
 import scipy.stats
 from bruteforce import features, labelings
+from scipy_reference import lbfgs_optimum
 
 from crfsdca.data.sequences import make_sequences
 from crfsdca.data.synthetic import synthetic_sequences
@@ -31,14 +32,6 @@ VARIANTS = ("sag", "sag-nus", "sag-nus-star")
 def small_problem(n=40, K=3, A=12, seed=3, max_len=6, attrs=3):
     seq = synthetic_sequences(n, 1, max_len, K, A, attrs, seed=seed)
     return Problem(seq, A, K, 1.0 / n)
-
-
-def lbfgs_optimum(p: Problem):
-    res = scipy.optimize.minimize(
-        lambda w: primal_and_gradient(w, p.train, p.n_attributes, p.n_labels, p.lam),
-        np.zeros(p.dim), jac=True, method="L-BFGS-B",
-        options={"maxiter": 10_000, "gtol": 1e-12, "ftol": 1e-16, "maxcor": 50})
-    return res.x, res.fun
 
 
 def gap_bound(p: Problem, w) -> float:

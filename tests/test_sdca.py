@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 import scipy.optimize
 import scipy.stats
+from scipy_reference import lbfgs_optimum
 
 from crfsdca.data.synthetic import synthetic_sequences
 from crfsdca.model.objective import (
     dual_objective,
     primal,
-    primal_and_gradient,
     sequence_entropies,
     weights_from_marginals,
 )
@@ -23,14 +23,6 @@ def small_problem(n=60, K=3, A=12, seed=3, max_len=6):
     seq = synthetic_sequences(n, 1, max_len, K, A, 3, seed=seed)
     rng = np.random.default_rng(seed)
     return Problem(seq, A, K, 1.0 / n, radii=rng.uniform(1, 20, n))
-
-
-def lbfgs_optimum(p: Problem):
-    res = scipy.optimize.minimize(
-        lambda w: primal_and_gradient(w, p.train, p.n_attributes, p.n_labels, p.lam),
-        np.zeros(p.dim), jac=True, method="L-BFGS-B",
-        options={"maxiter": 10_000, "gtol": 1e-12, "ftol": 1e-16, "maxcor": 50})
-    return res.x, res.fun
 
 
 def full_gap(solver: SDCA) -> float:
