@@ -196,6 +196,18 @@ def _hide_unused(axes, used: int) -> None:
         ax.set_visible(False)
 
 
+def _dataset_grid(frame: pd.DataFrame, datasets: Iterable[str] | None, data: pd.DataFrame,
+                  title: str) -> tuple[Figure, list]:
+    """A figure with one panel per dataset (two columns, unused panels hidden) and, for
+    each panel, (axes, dataset, that dataset's rows of ``data``)."""
+    dss = _datasets(frame, datasets)
+    nrows, ncols = _grid(len(dss))
+    fig, axes = _figure(nrows, ncols, title)
+    _hide_unused(axes, len(dss))
+    return fig, [(ax, ds, data[data["dataset"] == ds] if len(data) else data)
+                 for ax, ds in zip(axes.flat, dss, strict=False)]
+
+
 def _labelled(frame: pd.DataFrame, methods: Iterable[str]) -> tuple[pd.DataFrame, dict]:
     methods = list(methods)
     sub = select_labels(frame, methods)
@@ -278,13 +290,10 @@ def fig7_test_error(frame: pd.DataFrame, datasets: Iterable[str] | None = None,
         data = data.assign(test_error_pct=100 * data["test_error"])
     else:
         data = data.assign(test_error_pct=pd.Series(dtype=float))
-    dss = _datasets(frame, datasets)
-    nrows, ncols = _grid(len(dss))
-    fig, axes = _figure(nrows, ncols, "Figure 7: test error")
+    fig, panels = _dataset_grid(frame, datasets, data, "Figure 7: test error")
     dashes = {k: _dashes(k) for k in colors}
     drawn = []
-    for ax, ds in zip(axes.flat, dss, strict=False):
-        d = data[data["dataset"] == ds] if len(data) else data
+    for ax, ds, d in panels:
         drawn += _panel(ax, d, "oracle_epochs", "test_error_pct", "label", colors, dashes,
                         xlabel="epochs (oracle calls / n)", ylabel="test error (%)",
                         title=dataset_title(ds), cap_log=False)
@@ -296,7 +305,6 @@ def fig7_test_error(frame: pd.DataFrame, datasets: Iterable[str] | None = None,
             lo, hi = float(later["test_error_pct"].min()), float(later["test_error_pct"].max())
             pad = max(0.15 * (hi - lo), 0.05 * hi, 0.1)
             ax.set_ylim(max(0.0, lo - pad), hi + pad)
-    _hide_unused(axes, len(dss))
     _legend(fig, sorted(set(drawn), key=method_sort_key), colors, dashes)
     return fig
 
@@ -310,15 +318,12 @@ def fig8_line_search(frame: pd.DataFrame, datasets: Iterable[str] | None = None)
     labels = list(dict.fromkeys(["SDCA-GAP", "SDCA-GAP single Newton", *labels]))
     colors = {k: method_color(k) for k in labels}
     dashes = {k: _dashes(k) for k in labels}
-    dss = _datasets(frame, datasets)
-    nrows, ncols = _grid(len(dss))
-    fig, axes = _figure(nrows, ncols, "Figure 8: line search against a single Newton step")
+    fig, panels = _dataset_grid(frame, datasets, data,
+                                "Figure 8: line search against a single Newton step")
     drawn = []
-    for ax, ds in zip(axes.flat, dss, strict=False):
-        d = data[data["dataset"] == ds] if len(data) else data
+    for ax, ds, d in panels:
         drawn += _panel(ax, d, "update_epochs", "log10_subopt", "label", colors, dashes,
                         xlabel=X_UPDATES, ylabel=Y_SUBOPT, title=dataset_title(ds))
-    _hide_unused(axes, len(dss))
     _legend(fig, drawn, colors, dashes)
     return fig
 
@@ -330,14 +335,12 @@ GAP_EST = "gap estimate (mean of stored g_i)"
 def fig9_gap_estimate(frame: pd.DataFrame, datasets: Iterable[str] | None = None) -> Figure:
     """Figure 9: true duality gap and SDCA-GAP's running estimate, against epochs."""
     data = sdca_runs(frame, "gap")
-    dss = _datasets(frame, datasets)
-    nrows, ncols = _grid(len(dss))
-    fig, axes = _figure(nrows, ncols, "Figure 9: SDCA-GAP's gap estimate and the true gap")
+    fig, panels = _dataset_grid(frame, datasets, data,
+                                "Figure 9: SDCA-GAP's gap estimate and the true gap")
     colors = {GAP_TRUE: "#000000", GAP_EST: METHOD_COLORS["SDCA-GAP"]}
     dashes = {GAP_TRUE: "", GAP_EST: (4, 1.5)}
     drawn = []
-    for ax, ds in zip(axes.flat, dss, strict=False):
-        d = data[data["dataset"] == ds] if len(data) else data
+    for ax, ds, d in panels:
         if len(d):
             long = pd.concat([
                 d[["run", "update_epochs"]].assign(quantity=GAP_TRUE, value=d["log10_true_gap"]),
@@ -357,7 +360,6 @@ def fig9_gap_estimate(frame: pd.DataFrame, datasets: Iterable[str] | None = None
                     f"{ratios.min():.2f} to {ratios.max():.2f}", transform=ax.transAxes,
                     ha="right", va="top", fontsize="small",
                     bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "0.8"})
-    _hide_unused(axes, len(dss))
     _legend(fig, drawn, colors, dashes)
     return fig
 
@@ -422,16 +424,12 @@ def wallclock(frame: pd.DataFrame, datasets: Iterable[str] | None = None,
         methods = sorted(set(frame.loc[~frame["variant"].astype(bool), "label"])
                          if len(frame) else [], key=method_sort_key)
     data, colors = _labelled(frame, methods)
-    dss = _datasets(frame, datasets)
-    nrows, ncols = _grid(len(dss))
-    fig, axes = _figure(nrows, ncols, "Sub-optimality against solver time")
+    fig, panels = _dataset_grid(frame, datasets, data, "Sub-optimality against solver time")
     drawn = []
-    for ax, ds in zip(axes.flat, dss, strict=False):
-        d = data[data["dataset"] == ds] if len(data) else data
+    for ax, ds, d in panels:
         drawn += _panel(ax, d, "seconds", "log10_subopt", "label", colors,
                         xlabel="seconds (solver time)", ylabel=Y_SUBOPT,
                         title=dataset_title(ds))
-    _hide_unused(axes, len(dss))
     _legend(fig, sorted(set(drawn), key=method_sort_key), colors)
     return fig
 
