@@ -72,6 +72,20 @@ class OptimumResult:
         return self.gap_bound / max(abs(self.p_star), 1e-300)
 
 
+def _round_info(iterations: int, evaluations: int, message: str, primal: float,
+                grad_norm: float, lam: float, t0: float) -> dict:
+    """What one round of :func:`compute_optimum` records (seconds since ``t0``)."""
+    return {"iterations": iterations, "evaluations": evaluations, "message": message,
+            "primal": primal, "grad_norm": grad_norm, "gap_bound": grad_norm**2 / (2.0 * lam),
+            "seconds": time.perf_counter() - t0}
+
+
+def _describe(info: dict) -> str:
+    return (f"{info['iterations']} iterations, {info['evaluations']} evaluations, "
+            f"P = {info['primal']:.16e}, |grad| = {info['grad_norm']:.3e}, "
+            f"gap bound = {info['gap_bound']:.3e} ({info['message']}; {info['seconds']:.1f}s)")
+
+
 def compute_optimum(problem: Problem, maxiter: int = 5000, maxcor: int = 50,
                     gtol: float = 1e-10, ftol: float = 1e-15, rel_tol: float = 1e-13,
                     max_rounds: int = 8, w0: np.ndarray | None = None,
@@ -124,16 +138,11 @@ def compute_optimum(problem: Problem, maxiter: int = 5000, maxcor: int = 50,
                      "maxcor": int(maxcor), "gtol": gtol, "ftol": ftol})
         iterations += int(res.nit)
         gnorm = float(np.linalg.norm(best["g"]))
-        info = {"iterations": int(res.nit), "evaluations": int(res.nfev),
-                "message": str(res.message), "primal": best["f"], "grad_norm": gnorm,
-                "gap_bound": gnorm**2 / (2.0 * lam),
-                "seconds": time.perf_counter() - t0}
+        info = _round_info(int(res.nit), int(res.nfev), str(res.message), best["f"], gnorm,
+                           lam, t0)
         rounds.append(info)
         if log is not None:
-            log(f"round {len(rounds)}: {info['iterations']} iterations, {info['evaluations']} "
-                f"evaluations, P = {info['primal']:.16e}, |grad| = {gnorm:.3e}, "
-                f"gap bound = {info['gap_bound']:.3e} ({info['message']}; "
-                f"{info['seconds']:.1f}s)")
+            log(f"round {len(rounds)}: {_describe(info)}")
         converged = info["gap_bound"] <= rel_tol * abs(best["f"]) and (
             float(np.max(np.abs(best["g"]))) <= gtol or res.success)
         if converged or not best["f"] < f_before or res.nit == 0:
@@ -164,17 +173,12 @@ def compute_optimum(problem: Problem, maxiter: int = 5000, maxcor: int = 50,
                   else "stalled" if polisher.stalled
                   else "no smaller gradient in 50 iterations" if since >= 50
                   else "iteration cap")
-        info = {"iterations": polisher._iterations,
-                "evaluations": polisher.counters()["oracle_fb"] // problem.n,
-                "message": f"polish (LBFGS, gradient-only line search): {reason}",
-                "primal": best["f"], "grad_norm": gnorm, "gap_bound": gnorm**2 / (2.0 * lam),
-                "seconds": time.perf_counter() - t0}
+        info = _round_info(polisher._iterations, polisher.counters()["oracle_fb"] // problem.n,
+                           f"polish (LBFGS, gradient-only line search): {reason}", best["f"],
+                           gnorm, lam, t0)
         rounds.append(info)
         if log is not None:
-            log(f"polish: {info['iterations']} iterations, {info['evaluations']} evaluations, "
-                f"P = {info['primal']:.16e}, |grad| = {gnorm:.3e}, "
-                f"gap bound = {info['gap_bound']:.3e} ({info['message']}; "
-                f"{info['seconds']:.1f}s)")
+            log(f"polish: {_describe(info)}")
     g = best["g"]
     gnorm = float(np.linalg.norm(g))
     return OptimumResult(w=best["x"], p_star=float(best["f"]), grad_norm=gnorm,
