@@ -41,6 +41,24 @@ def features(seq: Sequences, i: int, y, A: int, K: int) -> np.ndarray:
     return f
 
 
+def expected_features(seq: Sequences, i: int, unary, pair_sum, A: int, K: int) -> np.ndarray:
+    """Dense E_mu[F(x_i, .)] from the unary marginals (T x K) and the pairwise marginals
+    summed over the edges (K*K), the form in which the solvers store them."""
+    f = np.zeros(A * K + 3 * K + K * K)
+    start = seq.offsets[i]
+    T = len(unary)
+    for t in range(T):
+        tok = start + t
+        for a in seq.attr_indices[seq.attr_indptr[tok]:seq.attr_indptr[tok + 1]]:
+            f[a * K:(a + 1) * K] += unary[t]
+    bias = f[A * K:A * K + 3 * K].reshape(K, 3)
+    bias[:, 0] += unary.sum(axis=0)
+    bias[:, 1] += unary[0]
+    bias[:, 2] += unary[T - 1]
+    f[A * K + 3 * K:] += pair_sum
+    return f
+
+
 def labelings(T: int, K: int):
     return [np.array(y) for y in itertools.product(range(K), repeat=T)]
 

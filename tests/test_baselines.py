@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.optimize
 import scipy.stats
-from bruteforce import features, labelings
+from bruteforce import expected_features, features, labelings
 from scipy_reference import lbfgs_optimum
 
 from crfsdca.data.sequences import make_sequences
@@ -183,14 +183,7 @@ def stored_gradient_sum(s: SAGFamily) -> np.ndarray:
     for i in np.flatnonzero(s.state.seen):
         o, T = seq.offsets[i], int(seq.lengths()[i])
         un = s.state.store_unary[o * K:(o + T) * K].astype(np.float64).reshape(T, K)
-        for t in range(T):
-            for a in seq.attr_indices[seq.attr_indptr[o + t]:seq.attr_indptr[o + t + 1]]:
-                out[a * K:(a + 1) * K] += un[t]
-        bias = out[A * K:A * K + 3 * K].reshape(K, 3)
-        bias[:, 0] += un.sum(axis=0)
-        bias[:, 1] += un[0]
-        bias[:, 2] += un[T - 1]
-        out[A * K + 3 * K:] += s.state.store_pair[i * K * K:(i + 1) * K * K]
+        out += expected_features(seq, i, un, s.state.store_pair[i * K * K:(i + 1) * K * K], A, K)
         out -= features(seq, i, seq.labels[o:o + T], A, K)
     return out
 
@@ -383,15 +376,7 @@ def w_hat_from_store(s: OEG) -> np.ndarray:
     for i in range(p.n):
         o, T = seq.offsets[i], int(seq.lengths()[i])
         un = s.state.mu_unary[o * K:(o + T) * K].reshape(T, K)
-        phi = np.zeros(p.dim)
-        for t in range(T):
-            for a in seq.attr_indices[seq.attr_indptr[o + t]:seq.attr_indptr[o + t + 1]]:
-                phi[a * K:(a + 1) * K] += un[t]
-        bias = phi[A * K:A * K + 3 * K].reshape(K, 3)
-        bias[:, 0] += un.sum(axis=0)
-        bias[:, 1] += un[0]
-        bias[:, 2] += un[T - 1]
-        phi[A * K + 3 * K:] = s.state.mu_pair[i * K * K:(i + 1) * K * K]
+        phi = expected_features(seq, i, un, s.state.mu_pair[i * K * K:(i + 1) * K * K], A, K)
         out += features(seq, i, seq.labels[o:o + T], A, K) - phi
     return out / (p.lam * p.n)
 
