@@ -1,12 +1,14 @@
 # Two entry points of the README's quick start:
 #   make reproduce   set up the environment and run the full reproduction (snakemake --cores 8)
 #   make test        set up the environment and run the test suite (what CI runs)
+# and, after a reproduction, make report-html (PROFILE=workflow/profiles/smoke after
+# make smoke): the HTML report and a PNG of what a browser shows of it.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 CORES  ?= 8
 
-.PHONY: reproduce test smoke lint bench clean-results
+.PHONY: reproduce test smoke lint bench clean-results report-html
 
 $(BIN)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,8 +19,7 @@ $(BIN)/.installed: pyproject.toml
 reproduce: $(BIN)/.installed
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/snakemake --cores $(CORES)
 
-test: $(BIN)/.installed
-	$(BIN)/ruff check src tests $(wildcard benchmarks)
+test: lint
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/python -m pytest -q
 
 smoke: $(BIN)/.installed
@@ -26,7 +27,26 @@ smoke: $(BIN)/.installed
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check src tests $(wildcard benchmarks)
+	$(BIN)/snakefmt --check Snakefile workflow
 	$(BIN)/snakemake --lint
 
 bench: $(BIN)/.installed
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/python benchmarks/oracle_pass.py
+
+# The HTML report (snakemake --report) and a screenshot of it in headless Chromium, so
+# that one can see what a reader sees; installs Debian's chromium (apt-get) if missing.
+PROFILE ?=
+REPORT  ?= $(if $(PROFILE),results/smoke,results)/report.html
+CHROMIUM_FLAGS := --headless --no-sandbox --disable-gpu --disable-background-networking \
+	--disable-component-update --disable-sync --no-first-run --hide-scrollbars \
+	--window-size=1400,1100 --virtual-time-budget=20000 --log-level=3
+
+report-html: $(BIN)/.installed
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/snakemake $(if $(PROFILE),--profile $(PROFILE)) \
+		--report $(REPORT)
+	command -v chromium >/dev/null || { apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+	profile=$$(mktemp -d) && chromium $(CHROMIUM_FLAGS) --user-data-dir=$$profile \
+		--screenshot=$(abspath $(REPORT:.html=.png)) file://$(abspath $(REPORT)); \
+		status=$$?; rm -rf $$profile; exit $$status
+	@echo "open $(REPORT) in a browser; $(REPORT:.html=.png) shows its first screen"

@@ -33,6 +33,7 @@ include: "workflow/rules/report.smk"
 
 
 rule all:
+    default_target: True
     input:
         expand(f"{PROCESSED}/{{dataset}}.h5", dataset=DATASETS),
         TABLE1,
@@ -41,4 +42,3 @@ rule all:
         FIGURE_FILES,
         TABLE_FILES,
         f"{RESULTS}/report.md",
-    default_target: True

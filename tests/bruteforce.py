@@ -9,8 +9,9 @@ import numpy as np
 from crfsdca.data.sequences import Sequences, make_sequences
 
 
-def random_split(rng, n, max_len, K, A, max_attrs=3, min_len=1) -> Sequences:
-    """A tiny random split (lengths in [min_len, max_len], up to max_attrs per token)."""
+def random_split(rng, n, max_len, K, A, max_attrs=3, min_len=1, real=False) -> Sequences:
+    """A tiny random split (lengths in [min_len, max_len], up to max_attrs per token);
+    with ``real``, attribute values drawn from N(0, 1) instead of binary."""
     lengths = rng.integers(min_len, max_len + 1, size=n)
     offsets = np.concatenate([[0], np.cumsum(lengths)])
     N = int(offsets[-1])
@@ -21,7 +22,15 @@ def random_split(rng, n, max_len, K, A, max_attrs=3, min_len=1) -> Sequences:
         attrs = np.unique(rng.integers(0, A, size=rng.integers(0, max_attrs + 1)))
         indices.extend(attrs.tolist())
         indptr.append(len(indices))
-    return make_sequences(offsets, labels, indptr, np.array(indices, dtype=np.int64))
+    values = rng.normal(size=len(indices)) if real else None
+    return make_sequences(offsets, labels, indptr, np.array(indices, dtype=np.int64), values)
+
+
+def _attributes(seq: Sequences, tok: int):
+    """(attribute, value) pairs of a token."""
+    lo, hi = seq.attr_indptr[tok], seq.attr_indptr[tok + 1]
+    values = np.ones(hi - lo) if seq.binary else seq.attr_values[lo:hi]
+    return zip(seq.attr_indices[lo:hi], values, strict=True)
 
 
 def features(seq: Sequences, i: int, y, A: int, K: int) -> np.ndarray:
@@ -31,8 +40,8 @@ def features(seq: Sequences, i: int, y, A: int, K: int) -> np.ndarray:
     T = len(y)
     for t in range(T):
         tok = start + t
-        for a in seq.attr_indices[seq.attr_indptr[tok]:seq.attr_indptr[tok + 1]]:
-            f[a * K + y[t]] += 1
+        for a, v in _attributes(seq, tok):
+            f[a * K + y[t]] += v
         f[A * K + 3 * y[t]] += 1
     f[A * K + 3 * y[0] + 1] += 1
     f[A * K + 3 * y[T - 1] + 2] += 1
@@ -49,8 +58,8 @@ def expected_features(seq: Sequences, i: int, unary, pair_sum, A: int, K: int) -
     T = len(unary)
     for t in range(T):
         tok = start + t
-        for a in seq.attr_indices[seq.attr_indptr[tok]:seq.attr_indptr[tok + 1]]:
-            f[a * K:(a + 1) * K] += unary[t]
+        for a, v in _attributes(seq, tok):
+            f[a * K:(a + 1) * K] += v * unary[t]
     bias = f[A * K:A * K + 3 * K].reshape(K, 3)
     bias[:, 0] += unary.sum(axis=0)
     bias[:, 1] += unary[0]

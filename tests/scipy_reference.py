@@ -10,9 +10,20 @@ from crfsdca.solvers.base import Problem
 
 
 def lbfgs_optimum(p: Problem, w0: np.ndarray | None = None, maxcor: int = 50):
-    """(w*, P*) of ``p`` by scipy's L-BFGS-B from ``w0`` (zeros by default)."""
+    """(w*, P*) of ``p`` by scipy's L-BFGS-B from ``w0`` (zeros by default), over the
+    features of ``p.feature_mask`` only (the other weights fixed at 0)."""
+    keep = np.ones(p.dim, bool) if p.feature_mask is None else p.feature_mask.astype(bool)
+
+    def fun(x):
+        w = np.zeros(p.dim)
+        w[keep] = x
+        f, g = primal_and_gradient(w, p.train, p.n_attributes, p.n_labels, p.lam)
+        return f, g[keep]
+
+    x0 = np.zeros(p.dim) if w0 is None else np.asarray(w0, dtype=np.float64)
     res = scipy.optimize.minimize(
-        lambda w: primal_and_gradient(w, p.train, p.n_attributes, p.n_labels, p.lam),
-        np.zeros(p.dim) if w0 is None else w0, jac=True, method="L-BFGS-B",
+        fun, x0[keep], jac=True, method="L-BFGS-B",
         options={"maxiter": 10_000, "gtol": 1e-12, "ftol": 1e-16, "maxcor": maxcor})
-    return res.x, res.fun
+    w = np.zeros(p.dim)
+    w[keep] = res.x
+    return w, res.fun

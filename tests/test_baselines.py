@@ -9,19 +9,24 @@ from scipy_reference import lbfgs_optimum
 
 from crfsdca.data.sequences import make_sequences
 from crfsdca.data.synthetic import synthetic_sequences
+from crfsdca.errors import ConfigError
 from crfsdca.model.objective import (
     dirac_marginals,
     primal,
     primal_and_gradient,
     sequence_entropies,
 )
-from crfsdca.model.oracle import sequence_marginals
+from crfsdca.model.oracle import (
+    chain_marginals,
+    make_workspace,
+    sequence_marginals,
+    transition_potentials,
+)
 from crfsdca.model.stats import add_marginal_stats
 from crfsdca.solvers.base import Problem
 from crfsdca.solvers.oeg import OEG
-from crfsdca.solvers.oeg_kernel import bonus_forward_backward
-from crfsdca.solvers.random import make_rng, randint, uniform
 from crfsdca.solvers.registry import SOLVER_NAMES, make_solver
+from crfsdca.solvers.rng import make_rng, randint, uniform
 from crfsdca.solvers.sag import SAGFamily
 from crfsdca.solvers.sag_kernel import SEEN_COUNT, draw_nus
 from crfsdca.solvers.trees import sum_tree_update
@@ -89,7 +94,7 @@ class DenseSAG:
         logz, un, pa = sequence_marginals(w, p.n_attributes, p.n_labels, seq, i)
         phi = np.zeros(p.dim)
         add_marginal_stats(phi, 1.0, un.ravel(), 0, pa.ravel(), 0, un.shape[0], p.n_labels,
-                           p.n_attributes, seq.offsets, seq.attr_indptr, seq.attr_indices, i)
+                           p.n_attributes, seq, i)
         return logz - self.phi_y[i] @ w, phi - self.phi_y[i]
 
     def search(self, i, L, f0, g):
@@ -223,7 +228,7 @@ def test_gradient_and_trial_direction_match_finite_differences():
     from crfsdca.model.oracle import unary_scores
 
     delta = np.zeros(5 * K)
-    unary_scores(g, A, K, seq.offsets, seq.attr_indptr, seq.attr_indices, 0, delta)
+    unary_scores(g, A, K, seq, 0, delta)
     np.testing.assert_allclose(buf.tok_a[:5 * K], delta, atol=1e-14)
 
 
@@ -334,7 +339,10 @@ def chain_by_enumeration(theta, q, bonus, y):
 
 
 @pytest.mark.parametrize("case", ["random", "extreme"])
-def test_bonus_forward_backward_matches_enumeration(case):
+@pytest.mark.parametrize("sum_pairs", [True, False])
+def test_the_chain_with_a_gold_bonus_matches_enumeration(case, sum_pairs):
+    """The oracle's recursion with a bonus on the gold transitions (OEG's chains and the
+    smoothed Dirac), pairwise marginals summed over edges or per edge."""
     rng = np.random.default_rng(1)
     K = 3
     for T in (1, 2, 4):
@@ -346,14 +354,15 @@ def test_bonus_forward_backward_matches_enumeration(case):
             q = np.full((K, K), -800.0)
             q[0, 0] = 0.0
             theta[:, 0] = -800.0
-        bufs = [np.zeros(T * K) for _ in range(4)]
-        unary, pi, trans, scale = np.zeros(T * K), np.zeros(K * K), np.zeros(K * K), np.zeros(T)
-        logz, true_mass = bonus_forward_backward(theta.ravel(), T, K, q.ravel(), bonus, y, 0,
-                                                 trans, bufs[0], bufs[1], bufs[2], scale,
-                                                 unary, pi)
+        ws = make_workspace(T, K)
+        ws.scores[:T * K] = theta.ravel()
+        tmax = transition_potentials(q.ravel(), 0, K, ws.trans)
+        logz, true_mass = chain_marginals(ws, T, K, q.ravel(), 0, tmax, bonus, y, 0, sum_pairs)
+        pi = ws.pair[:K * K] if sum_pairs else ws.pair[:(T - 1) * K * K].reshape(
+            max(T - 1, 0), K * K).sum(axis=0)
         ref_logz, ref_un, ref_pi, _, ref_true = chain_by_enumeration(theta, q, bonus, y)
         assert logz == pytest.approx(ref_logz, rel=1e-12)
-        np.testing.assert_allclose(unary.reshape(T, K), ref_un, atol=1e-12)
+        np.testing.assert_allclose(ws.unary[:T * K].reshape(T, K), ref_un, atol=1e-12)
         np.testing.assert_allclose(pi.reshape(K, K), ref_pi, atol=1e-12)
         assert true_mass == pytest.approx(ref_true, abs=1e-12)
 
@@ -404,7 +413,7 @@ def test_oeg_state_is_exact_and_the_dual_increases():
         o, T = seq.offsets[i], int(seq.lengths()[i])
         theta = s.state.theta_unary[o * K:(o + T) * K].reshape(T, K)
         q = s.state.theta_pair[i * K * K:(i + 1) * K * K].reshape(K, K)
-        _, un, pi, ent, _ = chain_by_enumeration(theta, q, s.state.theta_scale[i] * s.c0,
+        _, un, pi, ent, _ = chain_by_enumeration(theta, q, s.state.theta_scale[i] * s.opts["c0"],
                                                  seq.labels[o:o + T])
         np.testing.assert_allclose(s.state.mu_unary[o * K:(o + T) * K], un.ravel(), atol=1e-12)
         np.testing.assert_allclose(s.state.mu_pair[i * K * K:(i + 1) * K * K], pi.ravel(),
@@ -489,7 +498,7 @@ def test_registry_builds_every_baseline(name):
     assert c["updates"] >= 1 and c["oracle_fb"] >= 2
     assert s.weights().shape == (p.dim,)
     assert s.config()["solver"] == name
-    with pytest.raises(TypeError):
+    with pytest.raises(ConfigError, match="has no option 'no_such_option'"):
         make_solver(name, p, no_such_option=1)
 
 
@@ -499,7 +508,7 @@ def test_train_command_runs_every_baseline(tmp_path, solver):
     import csv
     import json
 
-    from crfsdca.cli_train import _args_train, cmd_train
+    from crfsdca.cli import train as cli_train
     from crfsdca.data.hdf5 import Dataset, write_dataset
     from crfsdca.solvers.monitor import TRACE_COLUMNS
 
@@ -508,11 +517,11 @@ def test_train_command_runs_every_baseline(tmp_path, solver):
     ds = Dataset("tiny", seq, test, ["a", "b", "c"], [f"x{j}" for j in range(10)], np.ones(30))
     data = write_dataset(tmp_path / "tiny.h5", ds)
     parser = argparse.ArgumentParser()
-    _args_train(parser)
+    cli_train.add_arguments(parser)
     out = tmp_path / "run"
     args = parser.parse_args(["--data", str(data), "--solver", solver, "--out", str(out),
                               "--epochs", "3", "--progress", "off", "--seed", "3"])
-    assert cmd_train(args) == 0
+    assert cli_train.run(args) == 0
     with open(out / "trace.csv") as f:
         rows = list(csv.DictReader(f))
     assert list(rows[0])[:len(TRACE_COLUMNS)] == list(TRACE_COLUMNS)

@@ -3,7 +3,8 @@
 import numpy as np
 from numba import njit
 
-from crfsdca.model._fastmath import NJIT, fexp, flog, xlogx
+from crfsdca.jit import NJIT
+from crfsdca.model.fastmath import fexp, flog, xlogx
 
 
 @njit(**NJIT)

@@ -1,20 +1,21 @@
 """L-BFGS: the optimum stage (scipy), the step-by-step solver, the optimum file and command."""
 
 import argparse
+import dataclasses
 
 import numpy as np
 import pytest
 from scipy_reference import lbfgs_optimum
 
-from crfsdca.cli_optimum import _args_optimum, cmd_optimum
+from crfsdca.cli import optimum as cli_optimum
 from crfsdca.data.hdf5 import Dataset, write_dataset
 from crfsdca.data.synthetic import synthetic_sequences
 from crfsdca.errors import DataFormatError
 from crfsdca.model.objective import primal, primal_and_gradient
-from crfsdca.optimum import read_optimum, write_optimum
+from crfsdca.optimum import compute_optimum, read_optimum, write_optimum
 from crfsdca.solvers import lbfgs as lbfgs_module
 from crfsdca.solvers.base import Problem
-from crfsdca.solvers.lbfgs import LBFGS, compute_optimum
+from crfsdca.solvers.lbfgs import LBFGS
 
 
 def small_problem(n=40, K=3, A=12, seed=3, max_len=6):
@@ -25,11 +26,11 @@ def small_problem(n=40, K=3, A=12, seed=3, max_len=6):
 def test_compute_optimum_is_certified_and_matches_an_independent_run():
     p = small_problem()
     r = compute_optimum(p)
-    _, g = primal_and_gradient(r.w, p.train, p.n_attributes, p.n_labels, p.lam)
+    _, g = primal_and_gradient(r.w_star, p.train, p.n_attributes, p.n_labels, p.lam)
     assert r.grad_norm == pytest.approx(np.linalg.norm(g), rel=1e-12)
     assert r.gap_bound == pytest.approx(r.grad_norm**2 / (2 * p.lam), rel=1e-12)
     assert r.relative_bound < 1e-12
-    assert r.p_star == primal(r.w, p.train, p.n_attributes, p.n_labels, p.lam)
+    assert r.p_star == primal(r.w_star, p.train, p.n_attributes, p.n_labels, p.lam)
     # an independent run from another start lands on the same P* within the bound
     rng = np.random.default_rng(0)
     _, p_ref = lbfgs_optimum(p, rng.normal(size=p.dim), maxcor=20)
@@ -57,7 +58,7 @@ def test_compute_optimum_polishes_with_its_own_lbfgs():
     assert r.rounds[0]["gap_bound"] > 1e-6
     assert r.relative_bound <= 1e-13
     assert r.iterations == sum(x["iterations"] for x in r.rounds)
-    _, g = primal_and_gradient(r.w, p.train, p.n_attributes, p.n_labels, p.lam)
+    _, g = primal_and_gradient(r.w_star, p.train, p.n_attributes, p.n_labels, p.lam)
     assert r.grad_norm == pytest.approx(np.linalg.norm(g), rel=1e-12)
 
 
@@ -115,9 +116,10 @@ def test_optimum_file_round_trip_and_errors(tmp_path):
     p = small_problem(n=15)
     r = compute_optimum(p)
     path = tmp_path / "opt" / "tiny.h5"
-    write_optimum(path, r, "tiny", "ab" * 32, p.lam, {"maxcor": 50})
+    write_optimum(path, dataclasses.replace(r, dataset="tiny", dataset_sha256="ab" * 32,
+                                            settings={"maxcor": 50}))
     back = read_optimum(path)
-    assert np.array_equal(back.w_star, r.w)
+    assert np.array_equal(back.w_star, r.w_star)
     assert back.p_star == r.p_star and back.gap_bound == r.gap_bound
     assert back.iterations == r.iterations and back.evaluations == r.evaluations
     assert back.lam == p.lam and back.settings == {"maxcor": 50}
@@ -137,10 +139,10 @@ def test_optimum_command_writes_the_certified_optimum(tmp_path):
                  np.ones(30))
     data = write_dataset(tmp_path / "tiny.h5", ds)
     parser = argparse.ArgumentParser()
-    _args_optimum(parser)
+    cli_optimum.add_arguments(parser)
     args = parser.parse_args(["--data", str(data), "--out", str(tmp_path / "o" / "tiny.h5"),
                               "--maxiter", "500"])
-    assert cmd_optimum(args) == 0
+    assert cli_optimum.run(args) == 0
     opt = read_optimum(tmp_path / "o" / "tiny.h5")
     p = Problem(seq, 10, 3, 1.0 / 30)
     assert opt.p_star == pytest.approx(compute_optimum(p).p_star, abs=1e-13)

@@ -29,6 +29,7 @@ problems = st.fixed_dictionaries({
     "K": st.integers(1, 4),
     "A": st.integers(1, 5),
     "scale": st.sampled_from([0.1, 1.0, 5.0]),
+    "real": st.booleans(),  # real-valued attributes (python-crfsuite's weights)
 })
 
 
@@ -36,7 +37,7 @@ def make_problem(p):
     rng = np.random.default_rng(p["seed"])
     # cap K^T so enumeration stays small
     max_len = min(p["max_len"], 4 if p["K"] == 4 else 5)
-    seq = random_split(rng, p["n"], max_len, p["K"], p["A"])
+    seq = random_split(rng, p["n"], max_len, p["K"], p["A"], real=p["real"])
     d = WeightLayout(p["A"], p["K"]).dim
     w = rng.normal(scale=p["scale"], size=d)
     return rng, seq, w
@@ -111,13 +112,11 @@ def test_statistics_match_enumeration(p):
         T = len(ys[0])
         gold = seq.labels[seq.offsets[i]:seq.offsets[i + 1]]
         out = np.zeros(w.size)
-        add_label_stats(out, 2.0, K, A, seq.offsets, seq.labels, seq.attr_indptr,
-                        seq.attr_indices, i)
+        add_label_stats(out, 2.0, K, A, seq, i)
         np.testing.assert_allclose(out, 2.0 * features(seq, i, gold, A, K))
         _, un, pa = sequence_marginals(w, A, K, seq, i)
         out[:] = 0.0
-        add_marginal_stats(out, -1.5, un.ravel(), 0, pa.ravel(), 0, T, K, A, seq.offsets,
-                           seq.attr_indptr, seq.attr_indices, i)
+        add_marginal_stats(out, -1.5, un.ravel(), 0, pa.ravel(), 0, T, K, A, seq, i)
         np.testing.assert_allclose(out, -1.5 * prob @ F, atol=1e-11)
 
 
@@ -213,7 +212,7 @@ def _viterbi_score(w, seq, i, A, K):
 
 def test_long_sequence_moderate_scores_matches_log_space():
     """The scaled recursion and the log-space fallback agree on a length-500 sequence."""
-    from crfsdca.model.oracle import _forward_backward_log, make_workspace, unary_scores
+    from crfsdca.model.oracle import NO_LABELS, _chain_log, make_workspace, unary_scores
 
     rng = np.random.default_rng(1)
     K, A = 5, 7
@@ -221,9 +220,9 @@ def test_long_sequence_moderate_scores_matches_log_space():
     w = rng.normal(scale=2.0, size=WeightLayout(A, K).dim)
     logz, un, pa = sequence_marginals(w, A, K, seq, 0)
     ws = make_workspace(500, K)
-    unary_scores(w, A, K, seq.offsets, seq.attr_indptr, seq.attr_indices, 0, ws.scores)
-    logz_log = _forward_backward_log(ws.scores, 500, K, w, A * K + 3 * K, ws.alpha, ws.beta,
-                                     ws.emit, ws.unary, ws.pair)
+    unary_scores(w, A, K, seq, 0, ws.scores)
+    logz_log, _ = _chain_log(ws.scores, 500, K, w, A * K + 3 * K, 0.0, NO_LABELS, 0, ws.alpha,
+                             ws.beta, ws.emit, ws.unary, ws.pair, False)
     assert logz == pytest.approx(logz_log, rel=1e-12)
     np.testing.assert_allclose(un.ravel(), ws.unary[:500 * K], atol=1e-10)
     np.testing.assert_allclose(pa.ravel(), ws.pair[:499 * K * K], atol=1e-10)

@@ -6,7 +6,6 @@ import argparse
 import json
 import math
 from pathlib import Path
-from types import SimpleNamespace
 
 import matplotlib
 
@@ -16,13 +15,15 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from crfsdca.cli_report import FIGURE_NAMES, TABLE_NAMES, _args_report, cmd_report  # noqa: E402
-from crfsdca.optimum import write_optimum  # noqa: E402
-from crfsdca.report import claims, figures, metrics, tables  # noqa: E402
+from crfsdca.cli.report import FIGURE_NAMES, TABLE_NAMES  # noqa: E402
+from crfsdca.cli.report import add_arguments as _args_report  # noqa: E402
+from crfsdca.cli.report import run as cmd_report  # noqa: E402
+from crfsdca.optimum import Optimum, write_optimum  # noqa: E402
+from crfsdca.report import catalog, claims, curves, figures, tables  # noqa: E402
 from crfsdca.report.load import load_runs, method_label  # noqa: E402
 from crfsdca.report.markdown import build_report  # noqa: E402
+from crfsdca.rundir import write_trace  # noqa: E402
 from crfsdca.solvers.monitor import TRACE_COLUMNS  # noqa: E402
-from crfsdca.training import write_trace  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 P_STAR = {"ocr": 2.0, "conll": 3.0, "ner": 1.5, "pos": 4.0}
@@ -90,10 +91,10 @@ def write_run(root: Path, dataset: str, name: str, solver: dict, rows: list[dict
 
 
 def write_opt(path: Path, dataset: str, p_star: float, lam: float = LAM) -> Path:
-    res = SimpleNamespace(w=np.zeros(3), p_star=p_star, grad_norm=1e-8, grad_max=1e-9,
-                          gap_bound=5e-15, iterations=100, evaluations=120, seconds=1.0,
-                          rounds=[])
-    write_optimum(path, res, dataset, "0" * 64, lam, {"maxiter": 100})
+    write_optimum(path, Optimum(w_star=np.zeros(3), p_star=p_star, grad_norm=1e-8,
+                                grad_max=1e-9, gap_bound=5e-15, iterations=100,
+                                evaluations=120, seconds=1.0, lam=lam, dataset=dataset,
+                                dataset_sha256="0" * 64, settings={"maxiter": 100}))
     return path
 
 
@@ -126,6 +127,9 @@ def full(tmp_path_factory):
     for theta, rate in ((0.0, 0.25), (0.2, 0.3), (0.5, 0.38), (1.0, 0.47)):
         write_run(root, "ner", f"theta{theta}", sdca(theta=theta),
                   trace_rows(decay(rate), P_STAR["ner"]))
+    for ds in ("conll", "ner"):  # SDCA-GAP on two threads: the same updates in 0.6x the time
+        write_run(root, ds, "gap2threads", {**sdca("gap"), "threads": 2},
+                  trace_rows(decay(0.45), P_STAR[ds], sec_per_epoch=0.3))
     return root, optima
 
 
@@ -205,10 +209,10 @@ def test_compare_ignores_targets_below_the_resolution_of_pstar(tmp_path):
               trace_rows(np.maximum(10.0 ** (1 - 1.5 * e), 2e-4), 2.0))
     rs = load_runs([tmp_path], [write_opt(tmp_path / "o.h5", "ocr", 2.0)])
     a, b = (rs.frame[rs.frame["label"] == k] for k in ("SDCA-GAP", "SDCA"))
-    assert metrics.compare(a, b, "epoch").winner == "a"  # only a reaches 1e-4 and below
+    assert curves.compare(a, b, "epoch").winner == "a"  # only a reaches 1e-4 and below
     coarse = rs.frame.assign(resolution=1e-3)  # P* known to 1e-3 only
     a, b = (coarse[coarse["label"] == k] for k in ("SDCA-GAP", "SDCA"))
-    c = metrics.compare(a, b, "epoch")
+    c = curves.compare(a, b, "epoch")
     assert c.target == 1e-3 and c.winner == "b"
     t = tables.time_to_target(coarse).set_index(["method", "target"])
     assert t.loc[("SDCA-GAP", 1e-2), "resolved"] and not t.loc[("SDCA-GAP", 1e-4), "resolved"]
@@ -266,29 +270,29 @@ def test_time_to_target_on_a_hand_made_trace(tmp_path):
     # interpolated crossing (for claims): sqrt(0.5) is halfway (in log) between the
     # sub-optimalities 1 (epoch 1) and 0.5 (epoch 2)
     run = rs.frame[rs.frame["label"] == "SDCA"]
-    assert metrics.first_reach(run, "epoch", 0.5 ** 0.5, interpolate=True) == pytest.approx(
+    assert curves.first_reach(run, "epoch", 0.5 ** 0.5, interpolate=True) == pytest.approx(
         1.5)
-    assert metrics.first_reach(run, "epoch", 0.5 ** 0.5) == 2
+    assert curves.first_reach(run, "epoch", 0.5 ** 0.5) == 2
 
 
 def test_compare_picks_the_faster_method(full):
     root, optima = full
     rs = load_runs([root / "ocr"], optima)
     f = rs.frame
-    c = metrics.compare(f[f["label"] == "SDCA-GAP"], f[f["label"] == "SDCA"], "oracle_epochs")
+    c = curves.compare(f[f["label"] == "SDCA-GAP"], f[f["label"] == "SDCA"], "oracle_epochs")
     assert c.winner == "a"
     assert c.target <= 1e-7  # SDCA-GAP ends at 10 * 10^-(0.45 * 20) = 1e-8, SDCA at 1e-4
     assert c.x_b == math.inf and 15 < c.x_a <= 20
-    c = metrics.compare(f[f["label"] == "SDCA"], f[f["label"] == "SDCA"], "oracle_epochs")
+    c = curves.compare(f[f["label"] == "SDCA"], f[f["label"] == "SDCA"], "oracle_epochs")
     assert c.winner == "tie"
-    assert metrics.compare(f.iloc[0:0], f, "epoch").winner == "none"
+    assert curves.compare(f.iloc[0:0], f, "epoch").winner == "none"
 
 
 def test_line_search_summary():
     rows = pd.DataFrame(trace_rows(decay(0.3, 4), ls_iters=2.0, ls_share=0.3))
     rows["run"] = "r"
     rows.loc[2, "ls_time_share"] = 0.6  # one interval out of four at 60%
-    iters, share = metrics.line_search_summary(rows)
+    iters, share = curves.line_search_summary(rows)
     assert iters == pytest.approx(2.0)
     assert share == pytest.approx((0.3 * 3 + 0.6) / 4)
 
@@ -575,6 +579,17 @@ def test_every_figure_on_full_data(full, tmp_path):
     assert len(curves) == 8 * 5  # 5 methods per panel (dotted: where P* is known to)
 
 
+def test_the_threads_table_reads_the_speedup_off_the_traces(full):
+    root, optima = full
+    table = tables.threads_table(load_runs([root], optima).frame)
+    assert list(table["dataset"]) == ["conll", "conll", "ner", "ner"]
+    assert list(table["threads"]) == [1, 2, 1, 2]
+    one, two = table[table["threads"] == 1], table[table["threads"] == 2]
+    np.testing.assert_allclose(two["seconds"].to_numpy() / one["seconds"].to_numpy(), 0.6)
+    np.testing.assert_allclose(two["speedup"], 1 / 0.6)
+    np.testing.assert_array_equal(two["update_epochs"], one["update_epochs"])
+
+
 @pytest.mark.parametrize("subset", ["empty", "one_run"])
 def test_figures_degrade_gracefully(tmp_path, subset):
     if subset == "one_run":
@@ -610,6 +625,7 @@ def test_foreign_trace_with_few_columns(tmp_path):
     pd.DataFrame({"seconds": [0.0, 1.0, 2.0, 3.0], "primal": [12.0, 3.0, 2.01, 1.99]}).to_csv(
         d / "trace.csv", index=False)
     (d / "meta.json").write_text(json.dumps({"solver": {"solver": "crfsuite"},
+                                             "status": "converged",
                                              "dataset": {"name": "ocr"}}))
     write_run(tmp_path, "ocr", "gap", sdca("gap"), trace_rows(decay(0.5, 4), 2.0))
     rs = load_runs([tmp_path], [write_opt(tmp_path / "o.h5", "ocr", 2.0)])
@@ -671,14 +687,56 @@ def test_markdown_with_no_runs(tmp_path):
     assert "_No runs._" in text
 
 
-def test_cli_names_match_the_registries():
-    assert tuple(figures.FIGURES) == FIGURE_NAMES
-    assert tuple(tables.TABLES) == TABLE_NAMES
-    assert set(figures.CAPTIONS) == set(FIGURE_NAMES)
-    for name in FIGURE_NAMES:  # a caption for snakemake --report
-        assert (ROOT / "workflow" / "report" / f"{name}.rst").is_file(), name
-    for name in TABLE_NAMES:
-        assert (ROOT / "workflow" / "report" / f"{name}_table.rst").is_file(), name
+def test_every_catalog_entry_has_its_function_and_captions():
+    assert tuple(figures.FIGURES) == FIGURE_NAMES == tuple(catalog.FIGURES)
+    assert tuple(tables.TABLES) == TABLE_NAMES == tuple(catalog.TABLES)
+    for entry in [*catalog.FIGURES.values(), *catalog.TABLES.values()]:
+        assert entry.title and entry.caption, entry.name
+    for entry in catalog.FIGURES.values():
+        assert entry.text, entry.name
+
+
+@pytest.mark.parametrize("status", ["interrupted", "terminated", "diverged", None])
+def test_unfinished_runs_are_refused_or_skipped_and_listed(tmp_path, status, capsys):
+    """A meta.json whose status is not a finished one (written by hand, or kept after
+    Snakemake's metadata is gone) is never taken for a result."""
+    from crfsdca.cli import main
+    from crfsdca.errors import DataFormatError
+
+    write_run(tmp_path, "ocr", "ok", sdca("gap"), trace_rows(decay(0.4)))
+    bad = write_run(tmp_path, "ocr", "cut", sdca("uniform"), trace_rows(decay(0.2)),
+                    status=status)
+    with pytest.raises(DataFormatError, match=f"cut/meta.json: status {status!r} is not a "
+                                              "finished run"):
+        load_runs([tmp_path])
+    rs = load_runs([tmp_path], skip_unfinished=True)
+    assert list(rs.runs["run_name"]) == ["ok"]
+    assert any(str(bad) in w and "run skipped" in w for w in rs.warnings)
+    png = tmp_path / "f.png"
+    args = ["report", "figure", "fig4_methods", "--runs", str(tmp_path), "--png", str(png)]
+    assert main(args) == 2 and not png.exists()
+    assert "not a finished run" in capsys.readouterr().err
+    assert main(args + ["--skip-unfinished"]) == 0 and png.exists()
+
+
+def test_cli_fails_without_runs_or_without_data_for_a_figure(tmp_path, capsys):
+    from crfsdca.cli import main
+
+    (tmp_path / "runs").mkdir()
+    png = tmp_path / "f.png"
+    assert main(["report", "figure", "fig4_methods", "--runs", str(tmp_path / "runs"),
+                 "--png", str(png)]) == 2
+    assert "no finished run under" in capsys.readouterr().err
+    write_run(tmp_path / "runs", "pos", "sagnus", other("sag-nus"), trace_rows(decay(0.3)))
+    assert main(["report", "figure", "fig3_nonuniformity", "--runs", str(tmp_path / "runs"),
+                 "--png", str(png)]) == 2
+    assert "figure fig3_nonuniformity: none of the 1 runs given" in capsys.readouterr().err
+    assert main(["report", "table", "subprecision", "--runs", str(tmp_path / "runs"),
+                 "--csv", str(tmp_path / "t.csv")]) == 2
+    assert "table subprecision: none of the 1 runs given" in capsys.readouterr().err
+    assert not png.exists() and not (tmp_path / "t.csv").exists()
+    assert main(["report", "figure", "fig4_methods", "--runs", str(tmp_path / "runs"),
+                 "--png", str(png)]) == 0
 
 
 def test_cli_rejects_missing_paths(tmp_path):

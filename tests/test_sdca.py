@@ -14,7 +14,7 @@ from crfsdca.model.objective import (
     weights_from_marginals,
 )
 from crfsdca.solvers.base import Problem
-from crfsdca.solvers.random import make_rng
+from crfsdca.solvers.rng import make_rng
 from crfsdca.solvers.sampling import draw, make_sampler, probabilities, record_gap
 from crfsdca.solvers.sdca import SDCA, theoretical_step
 
@@ -179,24 +179,28 @@ def test_permutation_and_cyclic_orders_visit_everyone_once_per_epoch():
 
 def test_bad_options_are_rejected():
     p = small_problem(n=10)
-    with pytest.raises(ValueError, match="unknown sampler"):
+    with pytest.raises(ValueError, match="sampler: expected one of uniform, gap"):
         SDCA(p, sampler="greedy")
-    with pytest.raises(ValueError, match="non-uniformity"):
+    with pytest.raises(ValueError, match=r"non_uniformity: expected a value in \[0, 1\]"):
         SDCA(p, non_uniformity=1.5)
-    with pytest.raises(ValueError, match="line search"):
+    with pytest.raises(ValueError, match="line_search: expected one of newton"):
         SDCA(p, line_search="armijo")
+    with pytest.raises(ValueError, match="has no option 'theta'"):
+        SDCA(p, theta=0.5)
     with pytest.raises(ValueError, match="radii"):
         SDCA(Problem(p.train, p.n_attributes, p.n_labels, p.lam), sampler="importance")
 
 
-@pytest.mark.parametrize("line_search,tol", [("newton", 1e-10), ("golden", 1e-8)])
-def test_line_search_finds_the_best_step_along_the_block(line_search, tol):
+@pytest.mark.parametrize("line_search,tol,start", [
+    ("newton", 1e-10, "regula-falsi"), ("newton", 1e-10, "midpoint"), ("golden", 1e-8, None)])
+def test_line_search_finds_the_best_step_along_the_block(line_search, tol, start):
     """The accepted step maximizes D(mu + gamma (nu_i - mu_i) e_i), recomputed in full."""
     from crfsdca.model.oracle import sequence_marginals
 
     p = small_problem(n=25, K=4)
     K = p.n_labels
-    s = SDCA(p, sampler="cyclic", line_search=line_search, subprecision=tol, seed=0)
+    extra = {"line_search_start": start} if start else {}
+    s = SDCA(p, sampler="cyclic", line_search=line_search, subprecision=tol, seed=0, **extra)
     for _ in range(5):
         s.run(p.n + 3)
         i = int(s.sampler.cursor[0] % p.n)
@@ -221,11 +225,32 @@ def test_line_search_finds_the_best_step_along_the_block(line_search, tol):
         assert s.dual() == pytest.approx(-best.fun, abs=1e-12)
 
 
+def test_the_paper_s_one_step_search_evaluates_once_from_the_midpoint():
+    """Sub-precision 0.5 with the midpoint start (the paper's Figure 8 variant): one
+    evaluation per step, at gamma = 0.5, whether rtsafe then takes Newton or bisects; the
+    result is the first rtsafe move from 0.5, so it lies in [0, 1]."""
+    p = small_problem(n=20, K=3)
+    s = SDCA(p, sampler="cyclic", line_search="newton", line_search_start="midpoint",
+             subprecision=0.5, seed=0)
+    steps = []
+    for _ in range(3 * p.n):
+        ls_before, step_before = s.counters()["ls_evals"], s.state.sums[0]
+        s.run(1)
+        steps.append((s.counters()["ls_evals"] - ls_before, s.state.sums[0] - step_before))
+    assert all(e in (0, 1) for e, _ in steps) and sum(e for e, _ in steps) > 2 * p.n
+    assert all(0.0 <= g <= 1.0 for _, g in steps)
+    full = SDCA(p, sampler="cyclic", line_search="newton", line_search_start="midpoint",
+                subprecision=1e-3, seed=0)
+    full.run(3 * p.n)
+    assert full.counters()["ls_evals"] > s.counters()["ls_evals"]
+
+
 def test_training_loop_stops_on_a_confirmed_gap_and_writes_a_run(tmp_path):
     import json
 
+    from crfsdca.rundir import read_weights, save_run
     from crfsdca.solvers.monitor import Monitor
-    from crfsdca.training import read_weights, save_run, train
+    from crfsdca.training import train
 
     p = small_problem(n=40)
     s = SDCA(p, sampler="gap", seed=0)
@@ -250,8 +275,9 @@ def test_an_interrupted_run_keeps_its_trace(tmp_path):
     """Ctrl-C during training: the rows so far and the weights are saved, status says so."""
     import json
 
+    from crfsdca.rundir import save_run
     from crfsdca.solvers.monitor import Monitor
-    from crfsdca.training import save_run, train
+    from crfsdca.training import train
 
     class Interrupted(SDCA):
         calls = 0

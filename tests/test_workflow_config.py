@@ -1,14 +1,25 @@
-"""config.yaml and the smoke overrides against the workflow's JSON schema."""
+"""config.yaml against the workflow's JSON schema, the experiment grid checked as a whole,
+and dry runs on a fresh clone with every profile."""
 
 from __future__ import annotations
 
+import collections
 import copy
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT
+from conftest import ROOT, load_common
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
+
+from crfsdca.errors import ConfigError
 
 SCHEMA = str(ROOT / "workflow" / "schemas" / "config.schema.yaml")
 CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
@@ -50,3 +61,115 @@ def test_schema_rejects(path, value):
     node[path[-1]] = value
     with pytest.raises(WorkflowError):
         validate(config, SCHEMA)
+
+
+def test_schema_rejects_unknown_top_level_keys():
+    config = copy.deepcopy(CONFIG)
+    config["subsett"] = {"train": 3}
+    with pytest.raises(WorkflowError, match="subsett"):
+        validate(config, SCHEMA)
+
+
+# ----------------------------------------------------------------------------- the grid
+
+def _grid_error(run: dict, group: str = "fig2_sampling") -> str:
+    config = copy.deepcopy(CONFIG)
+    config["experiments"][group]["runs"].append(run)
+    with pytest.raises(ConfigError) as e:
+        load_common(config)
+    return str(e.value)
+
+
+@pytest.mark.parametrize("run, message", [
+    ({"solver": "sdca", "sampler": "gapp"},
+     "sdca option sampler: expected one of uniform, gap, importance"),
+    ({"solver": "sdca", "non_uniformty": 0.5},
+     "sdca has no option 'non_uniformty' (did you mean non_uniformity?)"),
+    ({"solver": "sdca", "non_uniformity": 1.5},
+     "sdca option non_uniformity: expected a value in [0, 1], got 1.5"),
+    ({"solver": "sag", "sag_decrease": 0}, "sag option decrease: expected a value in (0, 1]"),
+    ({"solver": "sdca", "sag_decrease": 0.5}, "sdca has no option 'sag_decrease'"),
+    ({"solver": "sgd"}, "unknown solver 'sgd'"),
+])
+def test_every_run_is_checked_before_any_job(run, message):
+    """The group, the run (its position and its entry) and the option, before any job."""
+    err = _grid_error(run)
+    index = len(CONFIG["experiments"]["fig2_sampling"]["runs"]) + 1
+    assert err.startswith(f"config experiments.fig2_sampling, run {index} (") and message in err
+
+
+def test_train_commands_of_the_grid_parse_back_to_their_runs():
+    """Every job's train options are quoted and are the run's own, read back by the
+    command's parser (no unquoted or unknown key reaches a shell)."""
+    import shlex
+    from types import SimpleNamespace
+
+    from crfsdca.cli import build_parser
+    from crfsdca.cli.train import solver_options
+    from crfsdca.solvers.registry import spec
+
+    wf = load_common()
+    parser = build_parser()
+    for (dataset, rid), (solver, options, extra) in wf.RUNS.items():
+        args = wf.train_args(SimpleNamespace(dataset=dataset, run=rid))
+        ns = parser.parse_args(["train", "--data", "d.h5", "--out", "o", *shlex.split(args)])
+        assert ns.solver == solver and ns.seed == extra["seed"]
+        assert spec(solver).options.resolve(solver_options(ns)) == options, (dataset, rid)
+
+
+# ----------------------------------------------------------------------------- dry runs
+
+def _fresh_clone(tmp_path: Path) -> Path:
+    """What `git clone` gives: the workflow, the code and the vendored raw files, nothing
+    featurized or trained."""
+    work = tmp_path / "clone"
+    work.mkdir()
+    for name in ("Snakefile", "config.yaml", "environment.yml"):
+        shutil.copy(ROOT / name, work)
+    shutil.copytree(ROOT / "workflow", work / "workflow")
+    (work / "src").symlink_to(ROOT / "src")
+    raw = work / "data" / "raw"
+    raw.mkdir(parents=True)
+    for f in (ROOT / "data" / "raw").iterdir():
+        (raw / f.name).symlink_to(f)
+    return work
+
+
+def _dry_run(work: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep
+               + os.environ.get("PATH", ""))
+    return subprocess.run([sys.executable, "-m", "snakemake", "-n", *args], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def _has_slurm_plugin() -> bool:
+    return importlib.util.find_spec("snakemake_executor_plugin_slurm") is not None
+
+
+@pytest.mark.parametrize("profile", [
+    None,
+    "smoke",
+    pytest.param("slurm", marks=pytest.mark.skipif(
+        not _has_slurm_plugin(), reason="the slurm profile needs snakemake-executor-plugin-"
+        "slurm, an optional extra not installed (pip install -e '.[cluster]')")),
+])
+def test_dry_run_on_a_fresh_clone(tmp_path, profile):
+    work = _fresh_clone(tmp_path)
+    run = _dry_run(work, *(["--profile", f"workflow/profiles/{profile}"] if profile else []))
+    assert run.returncode == 0, run.stdout + run.stderr
+    counts = collections.Counter(re.findall(r"^(?:local)?rule (\w+):$", run.stdout, re.M))
+    assert counts["train"] == len(load_common().RUNS) and counts["featurize"] == 4, counts
+    assert not (work / "data" / "processed").exists()
+
+
+def test_dry_run_with_a_bad_run_names_group_run_and_option(tmp_path):
+    work = _fresh_clone(tmp_path)
+    config = yaml.safe_load((work / "config.yaml").read_text())
+    config["experiments"]["fig3_nonuniformity"]["runs"][0]["non_uniformity"] = [0.5, 1.5]
+    (work / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    run = _dry_run(work)
+    out = run.stdout + run.stderr  # Snakemake prints the error on standard output
+    assert run.returncode != 0
+    assert ('config experiments.fig3_nonuniformity, run 1 ({"non_uniformity": 1.5, '
+            '"sampler": "gap", "solver": "sdca"}): sdca option non_uniformity: expected a '
+            "value in [0, 1], got 1.5") in out, out

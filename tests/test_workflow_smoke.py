@@ -9,13 +9,17 @@ what reruns; its numba cache starts empty, so the first jobs of each solver comp
 
 from __future__ import annotations
 
+import base64
 import collections
 import copy
+import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -26,7 +30,7 @@ from conftest import RAW, ROOT
 from snakemake.utils import validate
 
 from crfsdca.data.hdf5 import load_dataset
-from crfsdca.data.raw import sha256_file
+from crfsdca.io import sha256_file
 
 pytestmark = pytest.mark.slow
 
@@ -74,9 +78,9 @@ def _deep_update(base: dict, over: dict) -> dict:
 
 
 def _smoke_workflow(work: Path) -> SimpleNamespace:
-    """The names of workflow/rules/common.smk (FIGURES, TABLES, TABLE1, RUN_DIRS, RUNS,
-    report_runs...) as the workflow sees them on the smoke profile: config.yaml with
-    smoke.yaml merged over it and the schema's defaults."""
+    """The names of workflow/rules/common.smk (catalog, TABLE1, RUN_DIRS, RUNS,
+    report_runs, train_sources...) as the workflow sees them on the smoke profile:
+    config.yaml with smoke.yaml merged over it and the schema's defaults."""
     config = yaml.safe_load((work / "config.yaml").read_text())
     _deep_update(config, yaml.safe_load(
         (work / "workflow" / "profiles" / "smoke" / "smoke.yaml").read_text()))
@@ -104,16 +108,16 @@ def _planned_jobs(output: str) -> tuple[collections.Counter, list[dict]]:
 
 def _check_outputs(work: Path, wf: SimpleNamespace) -> None:
     """Every figure, table, run directory and the report of the smoke run, non-empty."""
-    for name in wf.FIGURES:
+    for name in wf.catalog.FIGURES:
         png = work / wf.RESULTS / "figures" / f"{name}.png"
         pdf = work / wf.RESULTS / "figures" / f"{name}.pdf"
         assert png.read_bytes()[:8] == PNG_MAGIC, png
         assert png.stat().st_size > 10_000, (png, png.stat().st_size)
         assert pdf.read_bytes()[:5] == b"%PDF-" and pdf.stat().st_size > 1000, pdf
     assert sorted(str(work / f) for f in wf.FIGURE_FILES) == sorted(
-        str(work / wf.RESULTS / "figures" / f"{n}.{e}") for n in wf.FIGURES
+        str(work / wf.RESULTS / "figures" / f"{n}.{e}") for n in wf.catalog.FIGURES
         for e in ("png", "pdf"))
-    tables = [*wf.TABLES, "table1_datasets"]
+    tables = [*wf.catalog.TABLES, "table1_datasets"]
     for name in tables:
         csv = work / wf.RESULTS / "tables" / f"{name}.csv"
         md = work / wf.RESULTS / "tables" / f"{name}.md"
@@ -124,7 +128,7 @@ def _check_outputs(work: Path, wf: SimpleNamespace) -> None:
         assert "_no data_" not in text, (name, text)
     report = (work / wf.RESULTS / "report.md").read_text()
     assert report.startswith("# Reproduction of")
-    for name in wf.FIGURES:
+    for name in wf.catalog.FIGURES:
         assert f"](figures/{name}.png)" in report, name
     assert "## Side by side with CRFsuite" in report
     assert "the ratio CRFsuite / SDCA-GAP is" in report
@@ -135,6 +139,29 @@ def _check_outputs(work: Path, wf: SimpleNamespace) -> None:
             assert (work / run / f).stat().st_size > 0, (run, f)
     runs = {str(p.relative_to(work)) for p in (work / wf.RESULTS / "runs").glob("*/*")}
     assert runs == set(wf.RUN_DIRS)
+
+
+def _check_html_report(work: Path, wf: SimpleNamespace) -> None:
+    """`snakemake --report` builds and embeds, byte for byte, every figure (PNG) and table
+    (CSV) that report.md shows or links, Table 1 and report.md itself, with the catalog's
+    captions."""
+    html = work / "report.html"
+    run = _snakemake(work, "--report", str(html))
+    assert run.returncode == 0, run.stdout + run.stderr
+    text = html.read_text(encoding="utf-8")
+    embedded = {m[1]: base64.b64decode(m[2]) for m in
+                re.finditer(r'filename=([^;"]+);base64,([A-Za-z0-9+/=]+)', text)}
+    results = work / wf.RESULTS
+    report = (results / "report.md").read_text()
+    shown = {f for f in re.findall(r"\]\(((?:figures|tables)/[^)]+)\)", report)
+             if not f.endswith(".pdf")}
+    assert {f"figures/{n}.png" for n in wf.catalog.FIGURES} <= shown
+    assert {f"tables/{n}.csv" for n in wf.catalog.TABLES} <= shown
+    for f in sorted(shown | {"tables/table1_datasets.csv", "report.md"}):
+        name = Path(f).name
+        assert embedded.get(name) == (results / f).read_bytes(), name
+    for entry in [*wf.catalog.FIGURES.values(), *wf.catalog.TABLES.values()]:
+        assert entry.caption.split(":")[0] in text, entry.name
 
 
 def test_smoke_profile_end_to_end(tmp_path, http_dir):
@@ -167,33 +194,84 @@ def test_smoke_profile_end_to_end(tmp_path, http_dir):
     again = _snakemake(work, "-n")
     assert again.returncode == 0, again.stderr
     assert "Nothing to be done" in again.stdout + again.stderr
+    _check_html_report(work, wf)
 
     # changing one solver's own source reruns its runs and the reports, nothing else (an
     # edit, not a bare touch: Snakemake skips an input that is newer but has the checksum
     # it recorded)
     kernel = work / "src" / "crfsdca" / "solvers" / "oeg_kernel.py"
     assert not kernel.is_symlink() and not (work / "src").is_symlink()
-    assert "oeg_kernel.py" in wf.SOLVER_SOURCES["oeg"]
-    assert all("oeg_kernel.py" not in files
-               for solver, files in wf.SOLVER_SOURCES.items() if solver != "oeg")
+    oeg = {(d, r) for (d, r), (solver, _, _) in wf.RUNS.items() if solver == "oeg"}
+    for (d, r) in wf.RUNS:
+        code = wf.train_sources(SimpleNamespace(dataset=d, run=r))
+        assert ("src/crfsdca/solvers/oeg_kernel.py" in code) == ((d, r) in oeg), (d, r)
     kernel.write_text(kernel.read_text() + "\n# edited by the smoke test\n")
     dry = _snakemake(work, "-n")
     assert dry.returncode == 0, dry.stdout + dry.stderr
     counts, jobs = _planned_jobs(dry.stdout + dry.stderr)
-    oeg = {(d, r) for (d, r), opts in wf.RUNS.items() if opts["solver"] == "oeg"}
     assert {(j["dataset"], j["run"]) for j in jobs if j["rule"] == "train"} == oeg, (
         dry.stdout + dry.stderr)
     assert counts["train"] == len(oeg) == len(DATASETS)
     oeg_traces = {f"{wf.RESULTS}/runs/{d}/{r}/trace.csv" for d, r in oeg}
     expected = {
-        "figure": {n for n, g in wf.FIGURES.items() if oeg_traces & set(wf.report_runs(g))},
-        "table": {n for n, g in wf.TABLES.items() if oeg_traces & set(wf.report_runs(g))},
+        "figure": {n for n, a in wf.catalog.FIGURES.items()
+                   if oeg_traces & set(wf.report_runs(a.groups))},
+        "table": {n for n, a in wf.catalog.TABLES.items()
+                  if oeg_traces & set(wf.report_runs(a.groups))},
     }
     assert expected["figure"] and expected["table"]
     for rule, names in expected.items():
         assert {j["name"] for j in jobs if j["rule"] == rule} == names, (rule, counts)
     assert set(counts) == {"train", "figure", "table", "report_md", "all"}, counts
     assert counts["report_md"] == 1
+
+    _check_terminated_run(work, wf)
+
+
+def _check_terminated_run(work: Path, wf: SimpleNamespace) -> None:
+    """A train job killed with SIGTERM (kill, timeout, SLURM's time limit) saves its run as
+    `terminated`; Snakemake removes the failed job's files and reruns it, or with
+    --keep-incomplete keeps them, which every later call lists and the report refuses."""
+    import psutil
+
+    dataset, rid = next(k for k, (solver, _, _) in wf.RUNS.items()
+                        if k[0] == "ocr" and solver == "sdca")
+    run = work / wf.RESULTS / "runs" / dataset / rid
+    log = work / wf.RESULTS / "logs" / "train" / dataset / f"{rid}.log"
+    smoke = yaml.safe_load((work / "workflow/profiles/smoke/smoke.yaml").read_text())
+    smoke["training"].update(period=1000, epochs={**smoke["training"]["epochs"], "ocr": 10**6})
+    (work / "long.yaml").write_text(yaml.safe_dump(smoke))
+    for keep in (False, True):
+        log.unlink(missing_ok=True)  # the log of the finished run, from the first call
+        args = [f"{wf.RESULTS}/runs/{dataset}/{rid}/meta.json", "--cores", "1",
+                "--configfile", "long.yaml"]
+        env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep
+                   + os.environ.get("PATH", ""), PYTHONPATH=str(ROOT / "src"))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "snakemake", "--profile", "workflow/profiles/smoke", *args,
+             *(["--keep-incomplete"] if keep else [])], cwd=work, env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        deadline = time.monotonic() + TIMEOUT
+        while not (log.exists() and "sdca on ocr" in log.read_text()):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stdout.read()
+            time.sleep(0.2)
+        time.sleep(1.0)
+        train = [p for p in psutil.Process(proc.pid).children(recursive=True)
+                 if "train" in p.cmdline() and "crfsdca" in p.cmdline()]
+        assert len(train) == 1, train
+        train[0].send_signal(signal.SIGTERM)
+        out = proc.communicate(timeout=TIMEOUT)[0]
+        assert proc.returncode != 0, out
+        assert "terminated after" in log.read_text(), log.read_text()
+        again = _snakemake(work, "-n", *args)
+        planned = _planned_jobs(again.stdout + again.stderr)[1]
+        if not keep:  # the failed job's files are gone: the next call reruns it
+            assert not (run / "meta.json").exists()
+            assert {"rule": "train", "dataset": dataset, "run": rid} in planned, again.stdout
+        else:
+            assert json.loads((run / "meta.json").read_text())["status"] == "terminated"
+            assert (run / "trace.csv").stat().st_size > 0 and (run / "weights.h5").exists()
+            assert f"{run.relative_to(work)}: status 'terminated'" in again.stderr
 
 
 def test_download_rule_rejects_corrupted_file(tmp_path, http_dir):
@@ -210,12 +288,3 @@ def test_download_rule_rejects_corrupted_file(tmp_path, http_dir):
     assert f"{DOWNLOADED}: checksum mismatch: expected sha256 {expected['sha256']}" in log
     assert sorted(p.name for p in (work / "data" / "raw").iterdir()) == [
         "conll2000.zip", "letter.data.gz", "treebank.zip"]
-
-
-def test_snakemake_lint_is_clean():
-    env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep
-               + os.environ.get("PATH", ""))
-    run = subprocess.run([sys.executable, "-m", "snakemake", "--lint"], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert "Lints for" not in run.stdout + run.stderr

@@ -1,8 +1,9 @@
 """CRFsuite (python-crfsuite) trained on exactly our objective, for side-by-side benchmarks.
 
-CRFsuite minimizes sum_i NLL_i + c2 ||w||^2, so c2 = lambda n / 2 gives n P(w). Every
+CRFsuite minimizes sum_i NLL_i + c1 ||w||_1 + c2 ||w||^2, so c2 = lambda n / 2 and
+c1 = l1 n give n P(w) (with c1 > 0 its L-BFGS is OWL-QN). Every
 attribute-label pair and every transition is a feature (``feature.possible_states=1``,
-``feature.possible_transitions=1``, ``feature.minfreq=0``, ``c1=0``). CRFsuite has no
+``feature.possible_transitions=1``, ``feature.minfreq=0``). CRFsuite has no
 start/end weights: our bias, first and last weights are the state weights of three extra
 attributes, on every token, on the first and on the last token. The attributes given to
 CRFsuite are read back from our HDF5 file, so both tools see the same problem.
@@ -22,6 +23,7 @@ import numpy as np
 
 from .errors import CrfsdcaError
 from .solvers.base import Problem
+from .solvers.monitor import TRACE_COLUMNS
 
 BIAS, FIRST, LAST = "__bias__", "__first__", "__last__"
 
@@ -35,19 +37,24 @@ def _pycrfsuite():
     return pycrfsuite
 
 
-def sequence_items(problem: Problem, i: int) -> tuple[list[list[str]], list[str]]:
-    """CRFsuite's (attribute lists, labels) of training sequence i."""
+def sequence_items(problem: Problem, i: int) -> tuple[list, list[str]]:
+    """CRFsuite's (items, labels) of training sequence i: an item is a list of attribute
+    names (binary attributes) or a dict of attribute values."""
     seq = problem.train
     names = problem.label_names or tuple(str(k) for k in range(problem.n_labels))
     start, stop = int(seq.offsets[i]), int(seq.offsets[i + 1])
     xseq = []
     for tok in range(start, stop):
-        attrs = [f"a{a}" for a in seq.attr_indices[seq.attr_indptr[tok]:seq.attr_indptr[tok + 1]]]
+        lo, hi = seq.attr_indptr[tok], seq.attr_indptr[tok + 1]
+        attrs = [f"a{a}" for a in seq.attr_indices[lo:hi]]
         attrs.append(BIAS)
         if tok == start:
             attrs.append(FIRST)
         if tok == stop - 1:
             attrs.append(LAST)
+        if not seq.binary:
+            attrs = dict(zip(attrs, [*seq.attr_values[lo:hi].tolist(), 1.0, 1.0, 1.0],
+                             strict=False))
         xseq.append(attrs)
     return xseq, [names[y] for y in seq.labels[start:stop]]
 
@@ -55,7 +62,7 @@ def sequence_items(problem: Problem, i: int) -> tuple[list[list[str]], list[str]
 def trainer_params(problem: Problem, max_iterations: int, num_memories: int = 6,
                    epsilon: float = 1e-12) -> dict:
     return {
-        "c1": 0.0,
+        "c1": problem.l1 * problem.n,
         "c2": problem.lam * problem.n / 2.0,
         "feature.possible_states": True,
         "feature.possible_transitions": True,
@@ -67,11 +74,11 @@ def trainer_params(problem: Problem, max_iterations: int, num_memories: int = 6,
     }
 
 
-def train_crfsuite(problem: Problem, model_path: str | Path, max_iterations: int = 1000,
-                   num_memories: int = 6, epsilon: float = 1e-12) -> list[dict]:
-    """Train CRFsuite's L-BFGS; returns one row per iteration (loss, wall seconds, evals)."""
+def tracing_trainer(rows: list[dict]):
+    """A quiet python-crfsuite Trainer that appends one row per L-BFGS iteration to
+    ``rows``: wall seconds since the end of feature generation, loss, line-search trials,
+    CPU seconds. (Its ``message`` must stay: it feeds the events these handlers receive.)"""
     pycrfsuite = _pycrfsuite()
-    rows: list[dict] = []
     clock = {"t0": None}
 
     class Tracing(pycrfsuite.Trainer):
@@ -105,6 +112,14 @@ def train_crfsuite(problem: Problem, model_path: str | Path, max_iterations: int
 
     trainer = Tracing(verbose=True)
     trainer.select("lbfgs", "crf1d")
+    return trainer
+
+
+def train_crfsuite(problem: Problem, model_path: str | Path, max_iterations: int = 1000,
+                   num_memories: int = 6, epsilon: float = 1e-12) -> list[dict]:
+    """Train CRFsuite's L-BFGS; returns one row per iteration (loss, wall seconds, evals)."""
+    rows: list[dict] = []
+    trainer = tracing_trainer(rows)
     for i in range(problem.n):
         trainer.append(*sequence_items(problem, i))
     trainer.set_params(trainer_params(problem, max_iterations, num_memories, epsilon))
@@ -142,3 +157,35 @@ def weights_from_model(model_path: str | Path, problem: Problem) -> np.ndarray:
     for (a, b), value in info.transitions.items():
         W[label_id[a], label_id[b]] = value
     return w
+
+
+def trace_rows(iterations: list[dict], n: int) -> list[dict]:
+    """CRFsuite's iterations as trace rows with our columns (an epoch is one iteration;
+    each line-search trial is one full pass, n forward-backwards)."""
+    rows, evals = [], 0
+    for k, it in enumerate(iterations, start=1):
+        evals += it["evals"]
+        row = dict.fromkeys(TRACE_COLUMNS, math.nan)
+        row.update(epoch=float(k), oracle_fb=evals * n, oracle_fwd=0,
+                   oracle_epochs=float(evals), updates=k, update_epochs=k / n, ls_evals=evals,
+                   seconds=it["seconds"], primal=it["loss"] / n, cpu_seconds=it["cpu"])
+        rows.append(row)
+    return rows
+
+
+class FinishedRun:
+    """A finished CRFsuite run presented through the Solver interface, for ``save_run``."""
+
+    name = "crfsuite"
+
+    def __init__(self, problem: Problem, w: np.ndarray, config: dict):
+        self.problem, self._w, self._config = problem, w, config
+
+    def weights(self) -> np.ndarray:
+        return self._w
+
+    def config(self) -> dict:
+        return self._config
+
+    def memory_bytes(self) -> dict:
+        return {}

@@ -28,3 +28,24 @@ class DownloadError(CrfsdcaError):
 
 class ConfigError(CrfsdcaError, ValueError):
     """A dataset specification (config.yaml section) is invalid."""
+
+
+class OutputError(CrfsdcaError):
+    """An output cannot be written (a file in the way, no permission): found before the work."""
+
+
+class ResourceError(CrfsdcaError):
+    """The work would not fit in the memory available; the message gives the way out."""
+
+
+class Terminated(BaseException):  # noqa: N818 (named like KeyboardInterrupt, its sibling)
+    """SIGTERM (``kill``, ``timeout``, SLURM's time limit and preemption), raised in the main
+    thread as Ctrl-C raises KeyboardInterrupt, so that a command can keep what it has."""
+
+
+def excerpt(text: str, limit: int = 80) -> str:
+    """``repr`` of ``text``, cut to about ``limit`` characters: an error message quotes its
+    input, never a 4 MB line whole."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text):,} characters)"

@@ -1,6 +1,17 @@
-"""The reference optimum file ``results/optimum/{dataset}.h5``: w*, P* and its certificate.
+"""The reference optimum of a training problem: w*, P* and a certificate, computed and stored.
 
-Schema (format ``crfsdca-optimum``, version 1)::
+:func:`compute_optimum` (the ``optimum`` stage) runs scipy's L-BFGS-B
+(``scipy.optimize.minimize(method="L-BFGS-B", jac=True)``) on P and its gradient, whose
+full pass over the data runs in numba (:func:`crfsdca.model.objective.primal_and_gradient`).
+When scipy stops early (its relative-reduction test ``ftol`` or an abnormal line-search
+exit at the limits of floating-point precision) while the gap bound is not yet small
+enough, it is restarted from its last point with a fresh memory, a few times, as long as
+each round still lowers P. The result carries its own certificate: since P is
+lambda-strongly convex, ``P(w) - P* <= ||grad P(w)||^2 / (2 lambda)`` (the duality gap at
+the pair (w, alpha_hat(w)), ``math.md`` eq. 7-8), reported as ``gap_bound``
+(``baselines.md`` section 7).
+
+File ``results/optimum/{dataset}.h5`` (format ``crfsdca-optimum``, version 1)::
 
     /w_star            float64 (d)   the minimizer found by L-BFGS
     attrs: format, format_version, package_version, dataset (name), dataset_path,
@@ -16,8 +27,10 @@ Written atomically (temporary file, then rename).
 from __future__ import annotations
 
 import json
+import math
 import os
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import h5py
@@ -25,65 +38,67 @@ import numpy as np
 
 from . import __version__
 from .errors import DataFormatError
-from .io import atomic_path
+from .io import atomic_path, read_hdf5
+from .solvers.base import Problem
 
 FORMAT = "crfsdca-optimum"
 FORMAT_VERSION = 1
 
 
-@dataclass(frozen=True)
+@dataclass
 class Optimum:
-    """A stored reference optimum."""
+    """A long L-BFGS run: the minimizer, the minimum, its certificate and provenance."""
 
     w_star: np.ndarray
     p_star: float
-    grad_norm: float
-    grad_max: float
-    gap_bound: float
+    grad_norm: float  # ||grad P(w*)||_2
+    grad_max: float  # ||grad P(w*)||_inf (what scipy's gtol tests)
+    gap_bound: float  # ||grad P||^2 / (2 lambda) >= P(w*) - P*
     iterations: int
     evaluations: int
     seconds: float
-    dataset: str
-    dataset_sha256: str
     lam: float
-    settings: dict
-    rounds: list
+    rounds: list[dict] = field(default_factory=list)  # one entry per round
+    dataset: str = ""
+    dataset_sha256: str = ""
+    dataset_path: str = ""
+    settings: dict = field(default_factory=dict)  # the options it was computed with
 
     @property
     def relative_bound(self) -> float:
+        """gap_bound / |P*|: the relative accuracy to which P* is known."""
         return self.gap_bound / max(abs(self.p_star), 1e-300)
 
 
-def write_optimum(path: str | os.PathLike, result, dataset: str, dataset_sha256: str,
-                  lam: float, settings: dict, dataset_path: str = "") -> None:
-    """Write an :class:`~crfsdca.solvers.lbfgs.OptimumResult` to ``path`` atomically."""
+def write_optimum(path: str | os.PathLike, opt: Optimum) -> None:
+    """Write ``opt`` to ``path`` atomically."""
     with atomic_path(path) as tmp, h5py.File(tmp, "w") as f:
-        f.create_dataset("w_star", data=np.asarray(result.w, dtype=np.float64))
+        f.create_dataset("w_star", data=np.asarray(opt.w_star, dtype=np.float64))
         a = f.attrs
         a["format"] = FORMAT
         a["format_version"] = FORMAT_VERSION
         a["package_version"] = __version__
-        a["dataset"] = dataset
-        a["dataset_path"] = str(dataset_path)
-        a["dataset_sha256"] = dataset_sha256
-        a["lambda"] = float(lam)
-        a["d"] = int(len(result.w))
-        a["p_star"] = float(result.p_star)
-        a["grad_norm"] = float(result.grad_norm)
-        a["grad_max"] = float(result.grad_max)
-        a["gap_bound"] = float(result.gap_bound)
-        a["relative_bound"] = float(result.gap_bound / max(abs(result.p_star), 1e-300))
-        a["iterations"] = int(result.iterations)
-        a["evaluations"] = int(result.evaluations)
-        a["seconds"] = float(result.seconds)
-        a["settings"] = json.dumps(settings, sort_keys=True)
-        a["rounds"] = json.dumps(result.rounds)
+        a["dataset"] = opt.dataset
+        a["dataset_path"] = str(opt.dataset_path)
+        a["dataset_sha256"] = opt.dataset_sha256
+        a["lambda"] = float(opt.lam)
+        a["d"] = int(len(opt.w_star))
+        a["p_star"] = float(opt.p_star)
+        a["grad_norm"] = float(opt.grad_norm)
+        a["grad_max"] = float(opt.grad_max)
+        a["gap_bound"] = float(opt.gap_bound)
+        a["relative_bound"] = float(opt.relative_bound)
+        a["iterations"] = int(opt.iterations)
+        a["evaluations"] = int(opt.evaluations)
+        a["seconds"] = float(opt.seconds)
+        a["settings"] = json.dumps(opt.settings, sort_keys=True)
+        a["rounds"] = json.dumps(opt.rounds)
 
 
 def read_optimum(path: str | os.PathLike) -> Optimum:
     """Read a reference optimum file; a file of another kind is a :class:`DataFormatError`."""
     path = Path(path)
-    with h5py.File(path, "r") as f:
+    with read_hdf5(path, f"a {FORMAT} file (written by crfsdca optimum)") as f:
         if f.attrs.get("format") != FORMAT or "w_star" not in f:
             raise DataFormatError(path, f"not a {FORMAT} file (no 'format' attribute "
                                   f"{FORMAT!r} or no 'w_star' dataset)")
@@ -96,5 +111,138 @@ def read_optimum(path: str | os.PathLike) -> Optimum:
                        gap_bound=float(a["gap_bound"]), iterations=int(a["iterations"]),
                        evaluations=int(a["evaluations"]), seconds=float(a["seconds"]),
                        dataset=str(a["dataset"]), dataset_sha256=str(a["dataset_sha256"]),
-                       lam=float(a["lambda"]), settings=json.loads(a["settings"]),
-                       rounds=json.loads(a["rounds"]))
+                       dataset_path=str(a.get("dataset_path", "")), lam=float(a["lambda"]),
+                       settings=json.loads(a["settings"]), rounds=json.loads(a["rounds"]))
+
+
+# ----------------------------------------------------------------------------- computing
+
+def gap_bound(grad_norm: float, lam: float) -> float:
+    """||grad P||^2 / (2 lambda): an upper bound on P(w) - P* (P is lambda-strongly convex)."""
+    return grad_norm**2 / (2.0 * lam)
+
+
+def certified(grad_norm: float, primal: float, lam: float, rel_tol: float) -> bool:
+    """Whether the gap bound at a point certifies its P to ``rel_tol`` relative."""
+    return gap_bound(grad_norm, lam) <= rel_tol * abs(primal)
+
+
+def _round_info(iterations: int, evaluations: int, message: str, primal: float,
+                grad_norm: float, lam: float, t0: float) -> dict:
+    """What one round of :func:`compute_optimum` records (seconds since ``t0``)."""
+    return {"iterations": iterations, "evaluations": evaluations, "message": message,
+            "primal": primal, "grad_norm": grad_norm, "gap_bound": gap_bound(grad_norm, lam),
+            "seconds": time.perf_counter() - t0}
+
+
+def _describe(info: dict) -> str:
+    return (f"{info['iterations']} iterations, {info['evaluations']} evaluations, "
+            f"P = {info['primal']:.16e}, |grad| = {info['grad_norm']:.3e}, "
+            f"gap bound = {info['gap_bound']:.3e} ({info['message']}; {info['seconds']:.1f}s)")
+
+
+def compute_optimum(problem: Problem, maxiter: int = 5000, maxcor: int = 50,
+                    gtol: float = 1e-10, ftol: float = 1e-15, rel_tol: float = 1e-13,
+                    max_rounds: int = 8, w0: np.ndarray | None = None,
+                    polish_iters: int = 1000, log=None, threads: int = 1) -> Optimum:
+    """Minimize P with scipy's L-BFGS-B until P* is known to ``rel_tol`` relative.
+
+    Runs L-BFGS-B (``maxcor`` pairs, ``gtol`` on the max-norm of the gradient,
+    ``ftol`` on the relative decrease, ``maxfun = 1.25 maxiter``) and restarts
+    it from its last point while ``gap_bound > rel_tol * |P|``, the iteration
+    budget ``maxiter`` (shared by all rounds) is not exhausted, and the previous
+    round lowered P. If the bound is still above the target, a last "polish"
+    round runs :class:`LBFGS` (same memory) from the best point with its
+    gradient-only line search, for at most ``polish_iters`` iterations (and within
+    ``maxiter``, which bounds the iterations of all rounds together), until the
+    target is met or 50 iterations bring no smaller gradient; the point with the
+    smallest gradient is kept (its P and gap bound are reported). Near the
+    optimum the decrease of P per step falls below the rounding noise of P itself
+    (about 1e-16 relative per term, summed over n sequences), so any search on
+    values of P stalls, while the gradient is still accurate; with lambda = 1/n
+    the bound ||g||^2 / (2 lambda) is far above the true sub-optimality there.
+    ``log`` (a callable taking a string) receives one line per round. Every pass runs on
+    ``threads`` threads.
+    """
+    from .solvers.lbfgs import LBFGS, objective
+
+    fun = objective(problem, threads)
+    lam = problem.lam
+    x = np.zeros(problem.dim) if w0 is None else np.array(w0, dtype=np.float64)
+    if x.shape != (problem.dim,):
+        raise ValueError(f"w0 has shape {x.shape}, expected ({problem.dim},)")
+    if problem.feature_mask is not None:
+        x *= problem.feature_mask
+    best = {"f": math.inf, "x": x, "g": None}
+    evaluations = 0
+
+    def counted(w):
+        nonlocal evaluations
+        evaluations += 1
+        f, g = fun(w)
+        if f < best["f"]:
+            best.update(f=f, x=w.copy(), g=g.copy())
+        return f, g
+
+    t0 = time.perf_counter()
+    iterations = 0
+    rounds = []
+    import scipy.optimize
+
+    while iterations < maxiter and len(rounds) < max_rounds:
+        f_before = best["f"]
+        budget = maxiter - iterations
+        res = scipy.optimize.minimize(
+            counted, best["x"], jac=True, method="L-BFGS-B",
+            options={"maxiter": budget, "maxfun": max(int(1.25 * budget), 10),
+                     "maxcor": int(maxcor), "gtol": gtol, "ftol": ftol})
+        iterations += int(res.nit)
+        gnorm = float(np.linalg.norm(best["g"]))
+        info = _round_info(int(res.nit), int(res.nfev), str(res.message), best["f"], gnorm,
+                           lam, t0)
+        rounds.append(info)
+        if log is not None:
+            log(f"round {len(rounds)}: {_describe(info)}")
+        converged = certified(gnorm, best["f"], lam, rel_tol) and (
+            float(np.max(np.abs(best["g"]))) <= gtol or res.success)
+        if converged or not best["f"] < f_before or res.nit == 0:
+            break
+    gnorm = float(np.linalg.norm(best["g"]))
+    polish_iters = min(int(polish_iters), maxiter - iterations)  # maxiter covers all rounds
+    if not certified(gnorm, best["f"], lam, rel_tol) and polish_iters > 0:
+        polisher = LBFGS(problem, memory=maxcor, w0=best["x"], line_search="gradient",
+                         threads=threads)
+        polisher._fun = counted
+        polisher.run(0)  # evaluates the start
+        cert = {"x": best["x"], "f": best["f"], "g": best["g"], "gnorm": gnorm}
+        since = 0
+        while since < 50 and polisher._iterations < polish_iters and not (
+                polisher.stalled or polisher.converged):
+            polisher.run(1)
+            since += 1
+            gn = polisher.gradient_norm()
+            if gn < cert["gnorm"]:
+                cert = {"x": polisher.x.copy(), "f": polisher.f, "g": polisher.g.copy(),
+                        "gnorm": gn}
+                since = 0
+                if certified(gn, polisher.f, lam, rel_tol):
+                    break
+        best.update(x=cert["x"], f=cert["f"], g=cert["g"])
+        iterations += polisher._iterations
+        gnorm = cert["gnorm"]
+        reason = ("target reached" if certified(gnorm, best["f"], lam, rel_tol)
+                  else "stalled" if polisher.stalled
+                  else "no smaller gradient in 50 iterations" if since >= 50
+                  else "iteration cap")
+        info = _round_info(polisher._iterations, polisher.counters()["oracle_fb"] // problem.n,
+                           f"polish (LBFGS, gradient-only line search): {reason}", best["f"],
+                           gnorm, lam, t0)
+        rounds.append(info)
+        if log is not None:
+            log(f"polish: {_describe(info)}")
+    g = best["g"]
+    gnorm = float(np.linalg.norm(g))
+    return Optimum(w_star=best["x"], p_star=float(best["f"]), grad_norm=gnorm,
+                   grad_max=float(np.max(np.abs(g))), gap_bound=gap_bound(gnorm, lam),
+                   iterations=iterations, evaluations=evaluations,
+                   seconds=time.perf_counter() - t0, lam=lam, rounds=rounds)

@@ -1,34 +1,27 @@
-"""Drive a solver to a budget, record its trace, and save the run.
+"""Drive a solver to a budget and record its trace (saved by :mod:`crfsdca.rundir`).
 
-A run directory holds ``trace.csv`` (one row per checkpoint, columns of
-:data:`~crfsdca.solvers.monitor.TRACE_COLUMNS` first), ``weights.h5`` (the
-final w, usable for prediction) and ``meta.json`` (config, seed, dataset
-checksum, package version, cores, status), each written atomically;
-``meta.json`` is written last. An interrupted run (Ctrl-C) still saves what
-it has, with status ``interrupted``.
+A run stops at its epoch budget, its time limit, or when the duality gap is below a
+tolerance, absolute or relative to the primal value (the finished statuses of
+:data:`crfsdca.status.FINISHED`). It stops short, keeping the rows it has, on Ctrl-C
+(``interrupted``), on SIGTERM (``terminated``, see :mod:`crfsdca.signals`) and at the
+first non-finite primal, dual or gap estimate (``diverged``: going on would only waste
+the budget, and NaN weights are no result).
 """
 
 from __future__ import annotations
 
-import csv
-import hashlib
-import json
 import logging
 import math
-import os
-import platform
 import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
-import h5py
-import numpy as np
-
-from . import __version__
-from .io import atomic_path, atomic_write
+from .errors import ConfigError, Terminated
 from .solvers.base import Solver
-from .solvers.monitor import TRACE_COLUMNS, Monitor, checkpoints
+from .solvers.monitor import Monitor, checkpoints
+
+MAX_CHECKPOINTS = 100_000
+"""Trace rows a run may ask for (epochs / period) at most: more is a typo, not a plan."""
 
 log = logging.getLogger("crfsdca.train")
 
@@ -36,7 +29,7 @@ log = logging.getLogger("crfsdca.train")
 @dataclass
 class TrainResult:
     rows: list[dict] = field(default_factory=list)
-    status: str = "budget"  # budget | converged | time_limit | interrupted
+    status: str = "budget"  # status.FINISHED, or interrupted | terminated | diverged
     solver_seconds: float = 0.0
 
 
@@ -62,15 +55,48 @@ class Progress:
             self.stream.flush()
 
 
+def certificate(row: dict) -> float:
+    """A bound on P(w) - P* from a trace row: the duality gap P - D of dual methods, else
+    the row's ``certificate`` column (the monitor of the estimator puts
+    ||grad P||^2 / (2 lambda) there), else NaN."""
+    gap = row.get("true_gap", math.nan)
+    return gap if not math.isnan(gap) else row.get("certificate", math.nan)
+
+
+class _Diverged(Exception):
+    """A non-finite primal, dual or gap estimate: the run stops (status ``diverged``)."""
+
+
+def check_schedule(epochs: float, period: float, time_limit: float | None = None,
+                   gap_tol: float | None = None) -> None:
+    """Raise ConfigError unless the budget, period and tolerances are finite and > 0 and the
+    trace has at most :data:`MAX_CHECKPOINTS` rows (a run that could never start, or never
+    end, is refused before any work)."""
+    given = {"epochs": epochs, "period": period, "seconds": time_limit, "gap_tol": gap_tol}
+    for name, value in given.items():
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise ConfigError(f"{name} must be a finite number > 0, got {value}")
+    if epochs / period > MAX_CHECKPOINTS:
+        raise ConfigError(f"epochs {epochs:g} / period {period:g} would record "
+                          f"{epochs / period:.3g} trace rows, more than {MAX_CHECKPOINTS:,}: "
+                          "monitor less often (a larger period)")
+
+
 def train(solver: Solver, monitor: Monitor, epochs: float, period: float = 1.0,
           time_limit: float | None = None, gap_tol: float | None = None,
-          progress: Progress | None = None, chunk_epochs: float = 0.1) -> TrainResult:
+          progress: Progress | None = None, chunk_epochs: float = 0.1,
+          relative: bool = False) -> TrainResult:
     """Run ``solver`` for ``epochs`` epochs (iterations / steps_per_epoch), monitoring it.
 
     Stops early when the solver's gap estimate falls below ``gap_tol`` and one
-    full-batch duality gap confirms it, or when solver time exceeds ``time_limit``.
+    full-batch duality gap confirms it, or when solver time exceeds ``time_limit``; stops
+    short on Ctrl-C, SIGTERM (as :class:`~crfsdca.errors.Terminated`) or divergence.
+    With ``relative``, the tolerance is ``gap_tol * |P(w)|`` (P of the last row), and for
+    solvers without a gap estimate every row's :func:`certificate` is tested against it.
     """
+    check_schedule(epochs, period, time_limit, gap_tol)
     result = TrainResult()
+    has_dual = type(solver).dual is not Solver.dual
     progress = progress or Progress(enabled=False)
     spe = solver.steps_per_epoch
     chunk = max(int(chunk_epochs * spe), 1)
@@ -78,17 +104,33 @@ def train(solver: Solver, monitor: Monitor, epochs: float, period: float = 1.0,
     t_solver = 0.0
     confirm_below = gap_tol  # after a failed confirmation, wait for the estimate to halve
 
+    def tolerance() -> float:
+        return gap_tol * abs(result.rows[-1]["primal"]) if relative else gap_tol
+
     def record(epoch: float) -> dict:
-        row = monitor.row(solver, t_solver)
-        row["epoch"] = epoch
+        row = monitor.row(solver, t_solver, epoch)
         result.rows.append(row)
         progress.update(row, epochs)
+        if not math.isfinite(row["primal"]) or (has_dual and not math.isfinite(row["dual"])):
+            raise _Diverged
         return row
+
+    def certified(row: dict) -> bool:
+        return gap_tol is not None and certificate(row) <= tolerance()
+
+    def record_once() -> None:
+        """A row at the current position, unless the last row is already there."""
+        epoch = steps_done / spe
+        if result.rows[-1]["epoch"] != epoch:
+            record(epoch)
 
     solver.prepare()
     try:
-        record(0.0)
+        if certified(record(0.0)):
+            result.status = "converged"
         for target in checkpoints(epochs, period)[1:]:
+            if result.status != "budget":
+                break
             target_steps = int(round(target * spe))
             while steps_done < target_steps:
                 k = min(chunk, target_steps - steps_done)
@@ -100,106 +142,31 @@ def train(solver: Solver, monitor: Monitor, epochs: float, period: float = 1.0,
                     result.status = "time_limit"
                     break
                 est = solver.gap_estimate()
-                if gap_tol is not None and est is not None and est < confirm_below:
+                if est is not None and not math.isfinite(est):
+                    record(steps_done / spe)
+                    raise _Diverged
+                if gap_tol is not None and est is not None and est < confirm_below * (
+                        abs(result.rows[-1]["primal"]) if relative else 1.0):
                     row = record(steps_done / spe)
-                    if row["true_gap"] < gap_tol:
+                    if row["true_gap"] < tolerance():
                         result.status = "converged"
                         break
-                    confirm_below = est / 2
+                    confirm_below = est / 2 / (abs(row["primal"]) if relative else 1.0)
+            record_once()
+            if result.status == "budget" and certified(result.rows[-1]):
+                result.status = "converged"
             if result.status != "budget":
-                if result.rows[-1]["epoch"] != steps_done / spe:
-                    record(steps_done / spe)
                 break
-            if result.rows[-1]["epoch"] != steps_done / spe:
-                record(steps_done / spe)
-    except KeyboardInterrupt:
-        result.status = "interrupted"
+    except _Diverged:
+        result.status = "diverged"
+    except (KeyboardInterrupt, Terminated) as e:
+        result.status = "interrupted" if isinstance(e, KeyboardInterrupt) else "terminated"
         try:  # one last row for the steps done since the previous checkpoint
-            if result.rows and result.rows[-1]["epoch"] != steps_done / spe:
-                record(steps_done / spe)
-        except KeyboardInterrupt:
+            if result.rows:
+                record_once()
+        except (KeyboardInterrupt, Terminated, _Diverged):
             pass
     finally:
         progress.close()
     result.solver_seconds = t_solver
     return result
-
-
-# ----------------------------------------------------------------------------- outputs
-
-def file_sha256(path: str | os.PathLike) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def machine_info() -> dict:
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        usable = os.cpu_count()
-    import numba
-
-    return {"cores": os.cpu_count(), "usable_cores": usable, "machine": platform.machine(),
-            "processor": platform.processor(), "python": platform.python_version(),
-            "numpy": np.__version__, "numba": numba.__version__,
-            "numba_threads": numba.get_num_threads()}
-
-
-def write_trace(path: Path, rows: list[dict]) -> None:
-    extra = sorted({k for r in rows for k in r} - set(TRACE_COLUMNS))
-    columns = list(TRACE_COLUMNS) + extra
-    with atomic_write(path, newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=columns, restval="")
-        writer.writeheader()
-        for r in rows:
-            writer.writerow({k: _plain(v) for k, v in r.items()})
-
-
-def _plain(v):
-    if isinstance(v, (np.floating, np.integer)):
-        return v.item()
-    return v
-
-
-def write_weights(path: Path, w: np.ndarray, n_attributes: int, labels, meta: dict) -> None:
-    with atomic_path(path) as tmp, h5py.File(tmp, "w") as f:
-        f.create_dataset("weights", data=w)
-        f.attrs["n_attributes"] = n_attributes
-        f.attrs["n_labels"] = len(labels)
-        f.attrs["meta"] = json.dumps(meta)
-        f.create_dataset("labels", data=np.array(list(labels), dtype=object),
-                         dtype=h5py.string_dtype())
-
-
-def read_weights(path: str | os.PathLike) -> tuple[np.ndarray, dict]:
-    """The weight vector of a saved run and its metadata."""
-    with h5py.File(path, "r") as f:
-        if "weights" not in f:
-            from .errors import DataFormatError
-
-            raise DataFormatError(path, "no 'weights' dataset: not a weights file of crfsdca")
-        meta = json.loads(f.attrs.get("meta", "{}"))
-        meta["labels"] = [s.decode() if isinstance(s, bytes) else s for s in f["labels"][()]]
-        meta["n_attributes"] = int(f.attrs["n_attributes"])
-        return f["weights"][()], meta
-
-
-def save_run(out_dir: Path, result: TrainResult, solver: Solver, meta: dict) -> None:
-    """Write trace.csv, weights.h5 and, last, meta.json into ``out_dir``."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    p = solver.problem
-    write_trace(out_dir / "trace.csv", result.rows)
-    meta = {**meta, "status": result.status, "solver_seconds": result.solver_seconds,
-            "solver": solver.config(), "memory_bytes": solver.memory_bytes(),
-            "package_version": __version__, "machine": machine_info(),
-            "final": result.rows[-1] if result.rows else None}
-    labels = p.label_names or [str(k) for k in range(p.n_labels)]
-    write_weights(out_dir / "weights.h5", np.asarray(solver.weights()), p.n_attributes,
-                  labels, meta)
-    with atomic_write(out_dir / "meta.json") as f:
-        json.dump(meta, f, indent=2, default=_plain)
-        f.write("\n")

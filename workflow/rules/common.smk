@@ -2,17 +2,33 @@
 
 import itertools
 import json
+import os
 import re
 import shlex
-import os
+import sys
 
 # The command of every job (passed as params.crfsdca): `python -m crfsdca` from this
 # checkout's src/, whatever environment runs it (the Makefile's virtual environment, or the
-# conda environment below).
+# conda environment below). The workflow itself reads the package's pure-Python tables
+# (solvers and their options, figures and tables, import closures) from the same src/.
 _SRC = os.path.join(workflow.basedir, "src")
 CRFSDCA = "python -m crfsdca"
 if os.path.isdir(_SRC):
     CRFSDCA = f"PYTHONPATH={shlex.quote(_SRC)}${{PYTHONPATH:+:$PYTHONPATH}} {CRFSDCA}"
+    sys.path.insert(0, _SRC)
+
+from crfsdca import memory
+from crfsdca.errors import ConfigError
+from crfsdca.report import catalog
+from crfsdca.solvers import registry
+from crfsdca.status import FINISHED, read_status
+from crfsdca.sources import closure_files
+
+# Timed jobs run on one thread: numba and the BLAS behind numpy/scipy (OpenBLAS, MKL,
+# OpenMP) are pinned in the shell command, so that solver seconds compare across methods.
+SINGLE_THREAD = (
+    "NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1"
+)
 
 # For --software-deployment-method conda; relative to the rule files.
 CONDA_ENV = "../../environment.yml"
@@ -69,38 +85,40 @@ def featurize_spec(wildcards):
     return json.dumps(spec, sort_keys=True)
 
 
-# ---------------------------------------------------------------------------- training grid
-# A run is a solver with options; its id (the run directory's name) lists them all, defaults
-# included, so that the same run named by several experiment groups is trained once.
+# ---------------------------------------------------------------------------- code inputs
+# Each rule depends on the source files its command imports (the package's import
+# closure), so editing a module reruns exactly the jobs whose code imports it; a train job
+# also depends on its solver's own modules, so editing one solver reruns only its runs.
 
-SOLVER_SOURCES = {
-    "sdca": ["sdca.py", "sdca_kernel.py", "sampling.py", "trees.py", "random.py"],
-    "sag": ["sag.py", "sag_kernel.py", "trees.py", "random.py"],
-    "sag-nus": ["sag.py", "sag_kernel.py", "trees.py", "random.py"],
-    "sag-nus-star": ["sag.py", "sag_kernel.py", "trees.py", "random.py"],
-    "oeg": ["oeg.py", "oeg_kernel.py", "random.py"],
-    "lbfgs": ["lbfgs.py"],
-}
-# Code every run depends on: changing it reruns every run; changing one solver's own files
-# (above) reruns only that solver's runs. (Snakemake compares the checksums it recorded, so
-# a bare `touch` reruns nothing.)
-SHARED_SOURCES = sorted(
-    [os.path.join("src/crfsdca/model", f) for f in os.listdir(os.path.join(_SRC, "crfsdca", "model"))
-     if f.endswith(".py")]
-    + ["src/crfsdca/solvers/base.py", "src/crfsdca/solvers/monitor.py",
-       "src/crfsdca/solvers/registry.py", "src/crfsdca/training.py",
-       "src/crfsdca/cli_train.py"]
-) if os.path.isdir(_SRC) else []
+
+def code_of(*modules):
+    """Source files (relative to the workflow) of these modules and all they import."""
+    if not os.path.isdir(_SRC):
+        return []
+    return closure_files(["crfsdca.__main__", *modules], source=workflow.basedir)
+
+
+def lambda_arg(wildcards=None):
+    """The `--lambda` option of the commands, from config training.lambda (null: 1/n)."""
+    lam = config["training"].get("lambda")
+    return f"--lambda {_format_value(lam)}" if lam is not None else ""
+
+
+# ---------------------------------------------------------------------------- training grid
+# A run is a solver with options; its id (the run directory's name) lists the options that
+# differ from the solver's defaults, so that the same run named by several experiment
+# groups is trained once. Every run's options are checked against the solver's own option
+# table before any job runs.
+
+GRID_KEYS = {"budget_scale": 1, "threads": 1}
+"""Keys of a run that are not solver options, with their defaults (a key at its default
+does not name the run): budget_scale multiplies the dataset's budget (and the monitoring
+period; an L-BFGS epoch is one iteration, a full pass); threads runs the solver on that
+many threads (its job then holds as many cores)."""
 
 
 def _format_value(v):
     return format(v, "g") if isinstance(v, float) else str(v)
-
-
-def run_id(options):
-    """Directory name of a run: solver, then every option as key-value, sorted."""
-    rest = sorted((k, v) for k, v in options.items() if k != "solver")
-    return "_".join([options["solver"]] + [f"{k}-{_format_value(v)}" for k, v in rest])
 
 
 def _expand(entry):
@@ -111,127 +129,190 @@ def _expand(entry):
         yield dict(zip(keys, combo))
 
 
+def _resolve(group, index, run, defaults):
+    """(solver, checked options, grid keys) of one run; a ConfigError names where it is."""
+    grid = {
+        k: run[k] for k, default in GRID_KEYS.items() if run.get(k, default) != default
+    }
+    options = {k: v for k, v in run.items() if k not in GRID_KEYS}
+    try:
+        solver = registry.spec(options.get("solver")).name
+        solver, resolved = registry.resolve_run(
+            {"solver": solver, **defaults.get(solver, {}), **options}
+        )
+    except ConfigError as e:
+        raise ConfigError(
+            f"config experiments.{group}, run {index} "
+            f"({json.dumps(run, sort_keys=True)}): {e}"
+        ) from None
+    return solver, resolved, grid
+
+
 def build_grid(cfg):
-    """{group: {dataset: [run ids]}} and {(dataset, run id): options}."""
+    """{group: {dataset: [run ids]}} and {(dataset, run id): run} with run = (solver,
+    options, grid keys + seed)."""
+    for solver, options in cfg.get("defaults", {}).items():
+        try:
+            registry.spec(solver).options.resolve(options, keys=True)
+        except ConfigError as e:
+            raise ConfigError(f"config defaults.{solver}: {e}") from None
     groups, runs = {}, {}
     seeds = cfg["training"]["seeds"]
     for group, spec in cfg["experiments"].items():
+        unknown = sorted(set(spec["datasets"]) - set(cfg["datasets"]))
+        if unknown:
+            raise ConfigError(
+                f"config experiments.{group}: unknown dataset(s) "
+                f"{', '.join(unknown)}; datasets are {', '.join(cfg['datasets'])}"
+            )
+        resolved = [
+            _resolve(group, i, run, cfg.get("defaults", {}))
+            for i, entry in enumerate(spec["runs"], 1)
+            for run in _expand(entry)
+        ]
         groups[group] = {}
         for dataset in spec["datasets"]:
             ids = []
-            for entry in spec["runs"]:
-                for partial in _expand(entry):
-                    for seed in seeds:
-                        options = {"solver": partial["solver"],
-                                   **cfg["defaults"].get(partial["solver"], {}),
-                                   **partial, "seed": seed}
-                        rid = run_id(options)
-                        runs[(dataset, rid)] = options
-                        ids.append(rid)
+            for solver, options, grid in resolved:
+                for seed in seeds:
+                    extra = {**grid, "seed": seed}
+                    rid = registry.run_id(solver, options, extra)
+                    runs[(dataset, rid)] = (solver, options, extra)
+                    ids.append(rid)
             groups[group][dataset] = ids
     return groups, runs
 
 
 GROUPS, RUNS = build_grid(config)
 CRFSUITE_DATASETS = list(config.get("crfsuite", {}).get("datasets", []))
-RUN_DIRS = sorted({f"{RESULTS}/runs/{d}/{r}" for d, r in RUNS}
-                  | {f"{RESULTS}/runs/{d}/crfsuite" for d in CRFSUITE_DATASETS})
+RUN_DIRS = sorted(
+    {f"{RESULTS}/runs/{d}/{r}" for d, r in RUNS}
+    | {f"{RESULTS}/runs/{d}/crfsuite" for d in CRFSUITE_DATASETS}
+)
+
+
+def unfinished_runs():
+    """Run directories whose meta.json says the run stopped short (interrupted, terminated,
+    diverged): kept by --keep-incomplete, or after .snakemake was removed. Snakemake takes
+    their files for outputs; the report refuses them."""
+    found = [(run, read_status(run)) for run in RUN_DIRS]
+    return [(run, status) for run, status in found if status not in (None, *FINISHED)]
+
+
+for _run, _status in unfinished_runs():
+    print(
+        f"warning: {_run}: status {_status!r}, the run did not finish and the report "
+        f"refuses it; rerun it: snakemake --forcerun {_run}/meta.json",
+        file=sys.stderr,
+    )
 
 
 def group_runs(group):
     """Trace files of every run of an experiment group."""
-    return [f"{RESULTS}/runs/{d}/{r}/trace.csv"
-            for d, ids in GROUPS[group].items() for r in ids]
+    return [
+        f"{RESULTS}/runs/{d}/{r}/trace.csv"
+        for d, ids in GROUPS[group].items()
+        for r in ids
+    ]
 
 
 def train_args(wildcards):
-    """The `crfsdca train` options of a run."""
-    options = dict(RUNS[(wildcards.dataset, wildcards.run)])
+    """The `crfsdca train` options of a run, each value shell-quoted."""
+    solver, options, extra = RUNS[(wildcards.dataset, wildcards.run)]
     training = config["training"]
-    # budget_scale multiplies the dataset's budget (and the monitoring period): L-BFGS
-    # counts an epoch per iteration, a full pass, and needs hundreds of them
-    scale = float(options.pop("budget_scale", 1))
+    scale = float(extra.get("budget_scale", 1))
     epochs = training["epochs"][wildcards.dataset] * scale
-    args = [f"--epochs {_format_value(epochs)}",
-            f"--period {_format_value(training['period'] * scale)}"]
-    if training.get("lambda") is not None:
-        args.append(f"--lambda {_format_value(training['lambda'])}")
-    for key, value in options.items():
-        args.append(f"--{key.replace('_', '-')} {shlex.quote(_format_value(value))}")
-    return " ".join(args)
+    args = [
+        f"--solver {solver}",
+        f"--seed {extra['seed']}",
+        f"--threads {extra['threads']}" if "threads" in extra else "",
+        f"--epochs {_format_value(epochs)}",
+        f"--period {_format_value(training['period'] * scale)}",
+        lambda_arg(),
+    ]
+    table = registry.spec(solver).options
+    for name, value in table.non_default(options, trajectory_only=False).items():
+        args.append(f"{table.flag(name)} {shlex.quote(_format_value(value))}")
+    return " ".join(a for a in args if a)
 
 
-def options_of(wildcards):
-    return RUNS[(wildcards.dataset, wildcards.run)]
+def run_threads(wildcards):
+    """Threads of a run (1 unless its grid entry says otherwise)."""
+    return int(RUNS[(wildcards.dataset, wildcards.run)][2].get("threads", 1))
 
 
 def train_sources(wildcards):
-    solver = RUNS[(wildcards.dataset, wildcards.run)]["solver"]
-    own = [f"src/crfsdca/solvers/{f}" for f in SOLVER_SOURCES.get(solver, [])]
-    return [f for f in SHARED_SOURCES + own if os.path.exists(os.path.join(workflow.basedir, f))]
+    solver = RUNS[(wildcards.dataset, wildcards.run)][0]
+    return code_of("crfsdca.cli.train", registry.spec(solver).module)
 
 
 def _dataset_sizes(path):
-    import h5py
+    """The sizes of a featurized file, or None before it exists (a dry run on a fresh
+    clone: Snakemake evaluates resources again once the job's input is there)."""
+    return memory.DataSizes.of_file(path) if os.path.exists(path) else None
 
-    with h5py.File(path, "r") as f:
-        n = f["train/offsets"].shape[0] - 1
-        N = f["train/labels"].shape[0]
-        return n, N, int(f.attrs["n_labels"]), int(f.attrs["n_attributes"])
+
+def _mem_mb(nbytes):
+    return int(nbytes / memory.MIB) + 1
+
+
+BASE_MEM_MB = _mem_mb(memory.BASE_JOB_BYTES)
 
 
 def train_mem_mb(wildcards, input):
-    """Memory of a run: its per-sequence state (known from the data sizes) plus overhead."""
-    n, N, K, A = _dataset_sizes(input.data)
-    d = A * K + 3 * K + K * K
-    solver = RUNS[(wildcards.dataset, wildcards.run)]["solver"]
-    state = {
-        "sdca": 8 * (N * K + (N - n) * K * K),
-        "oeg": 8 * (2 * N * K + 2 * n * K * K),
-        "lbfgs": 8 * d * (2 * int(options_of(wildcards).get("lbfgs_memory", 50)) + 6),
-    }.get(solver, 8 * (N * K + n * K * K) + 16 * d)
-    return int((state + 8 * 8 * d + 2 * N * 8) / 2**20) + 800
+    """Memory of a run (crfsdca.memory: its dataset, its solver's state, the process)."""
+    sizes = _dataset_sizes(input.data)
+    if sizes is None:
+        return BASE_MEM_MB
+    solver, options, _ = RUNS[(wildcards.dataset, wildcards.run)]
+    return _mem_mb(memory.train_job_bytes(solver, options, sizes))
+
+
+def optimum_threads(wildcards):
+    """The optimum's full-batch passes use every core a job may hold (--cores, and at most
+    one long job per core: the cpu_jobs limit), or config optimum.threads."""
+    cpu_jobs = workflow.global_resources.get("cpu_jobs")
+    cpu_jobs = getattr(cpu_jobs, "value", cpu_jobs)  # a Resource in Snakemake 9
+    limit = min(workflow.cores, int(cpu_jobs or workflow.cores))
+    return int(config["optimum"].get("threads") or limit)
 
 
 def optimum_mem_mb(wildcards, input):
-    n, N, K, A = _dataset_sizes(input.data)
-    d = A * K + 3 * K + K * K
-    return int(8 * d * (2 * config["optimum"]["maxcor"] + 12) / 2**20) + 800
+    sizes = _dataset_sizes(input.data)
+    if sizes is None:
+        return BASE_MEM_MB
+    return _mem_mb(memory.optimum_job_bytes(config["optimum"]["maxcor"], sizes))
+
+
+def crfsuite_mem_mb(wildcards, input):
+    sizes = _dataset_sizes(input.data)
+    if sizes is None:
+        return BASE_MEM_MB
+    return _mem_mb(memory.crfsuite_job_bytes(config["crfsuite"]["num_memories"], sizes))
 
 
 # ---------------------------------------------------------------------------- report
-# Which experiment groups each figure and table is drawn from.
-FIGURES = {
-    "fig2_sampling": ["fig2_sampling"],
-    "fig3_nonuniformity": ["fig3_nonuniformity"],
-    "fig4_methods": ["fig4_methods"],
-    "fig7_test_error": ["fig4_methods"],
-    "fig8_line_search": ["fig8_line_search"],
-    "fig9_gap_estimate": ["fig4_methods"],
-    "subprecision": ["subprecision"],
-    "wallclock": ["fig4_methods", "crfsuite"],
-}
-TABLES = {
-    "time_to_target": ["fig4_methods", "crfsuite"],
-    "subprecision": ["subprecision"],
-    "optimum": ["fig4_methods"],
-    "crfsuite_speed": ["fig4_methods", "crfsuite"],
-}
-FIGURE_FILES = [f"{RESULTS}/figures/{name}.{ext}" for name in FIGURES for ext in ("png", "pdf")]
-TABLE_FILES = [f"{RESULTS}/tables/{name}.{ext}" for name in TABLES for ext in ("csv", "md")]
+# Figures and tables (crfsdca.report.catalog), and the runs each one reads.
+FIGURE_FILES = [
+    f"{RESULTS}/figures/{name}.{ext}"
+    for name in catalog.FIGURES
+    for ext in ("png", "pdf")
+]
+TABLE_FILES = [
+    f"{RESULTS}/tables/{name}.{ext}" for name in catalog.TABLES for ext in ("csv", "md")
+]
 OPTIMA = [f"{RESULTS}/optimum/{d}.h5" for d in DATASETS]
-REPORT_CODE = sorted(
-    os.path.join("src/crfsdca/report", f)
-    for f in os.listdir(os.path.join(_SRC, "crfsdca", "report")) if f.endswith(".py")
-) + ["src/crfsdca/cli_report.py"] if os.path.isdir(_SRC) else []
+REPORT_CODE = code_of("crfsdca.cli.report")
 
 
 def report_runs(groups):
-    """Trace files of the experiment groups (and of CRFsuite if listed)."""
+    """Trace files of the experiment groups (and of CRFsuite's runs, if listed)."""
     files = []
     for group in groups:
-        if group == "crfsuite":
-            files += [f"{RESULTS}/runs/{d}/crfsuite/trace.csv" for d in CRFSUITE_DATASETS]
+        if group == catalog.CRFSUITE_GROUP:
+            files += [
+                f"{RESULTS}/runs/{d}/crfsuite/trace.csv" for d in CRFSUITE_DATASETS
+            ]
         elif group in GROUPS:
             files += group_runs(group)
     return sorted(set(files))

@@ -6,31 +6,30 @@ rule optimum:
     scipy's L-BFGS-B on the full-batch objective."""
     input:
         data=f"{PROCESSED}/{{dataset}}.h5",
-        code=["src/crfsdca/solvers/lbfgs.py", "src/crfsdca/optimum.py",
-              "src/crfsdca/model/objective.py", "src/crfsdca/model/oracle.py"],
+        code=code_of("crfsdca.cli.optimum"),
     output:
         f"{RESULTS}/optimum/{{dataset}}.h5",
-    wildcard_constraints:
-        dataset=_alternatives(DATASETS),
-    params:
-        crfsdca=CRFSDCA,
-        maxiter=config["optimum"]["maxiter"],
-        maxcor=config["optimum"]["maxcor"],
-        lam=lambda wc: (f"--lambda {config['training']['lambda']}"
-                        if config["training"].get("lambda") is not None else ""),
-    threads: 1
-    resources:
-        mem_mb=optimum_mem_mb,
-        runtime=240,
-        cpu_jobs=1,
-    conda:
-        CONDA_ENV,
     log:
         f"{RESULTS}/logs/optimum/{{dataset}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/optimum/{{dataset}}.tsv"
+    wildcard_constraints:
+        dataset=_alternatives(DATASETS),
+    conda:
+        CONDA_ENV
+    threads: optimum_threads
+    resources:
+        mem_mb=optimum_mem_mb,
+        runtime=240,
+        cpu_jobs=lambda wc, threads: threads,
+    params:
+        single_thread=SINGLE_THREAD,
+        crfsdca=CRFSDCA,
+        maxiter=config["optimum"]["maxiter"],
+        maxcor=config["optimum"]["maxcor"],
+        lam=lambda_arg,
     shell:
-        "NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1"
-        " {params.crfsdca} optimum --data {input.data:q} --out {output:q}"
-        " --maxiter {params.maxiter} --maxcor {params.maxcor} {params.lam}"
+        "{params.single_thread} {params.crfsdca} optimum --data {input.data:q} --out {output:q}"
+        " --maxiter {params.maxiter} --maxcor {params.maxcor} --threads {threads}"
+        " {params.lam}"
         " > {log:q} 2>&1"

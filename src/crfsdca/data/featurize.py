@@ -33,14 +33,14 @@ from typing import Any
 
 import numpy as np
 
-from crfsdca import __version__
+from crfsdca import __version__, memory
 from crfsdca.data.hdf5 import Dataset
 from crfsdca.data.radii import squared_radii
-from crfsdca.data.raw import sha256_file
 from crfsdca.data.readers import READERS, Corpus, Sentence
 from crfsdca.data.sequences import Sequences, make_sequences
 from crfsdca.data.templates import Extractor, parse_templates
-from crfsdca.errors import ConfigError
+from crfsdca.errors import ConfigError, DataFormatError
+from crfsdca.io import sha256_file
 
 OCR_TEMPLATES = "pixels: one binary attribute p_<row>_<col> per pixel that is on"
 SPEC_KEYS = {"reader", "source", "options", "templates", "min_count", "subset"}
@@ -83,6 +83,10 @@ def parse_spec(name: str, spec: dict[str, Any], raw_dir: str | os.PathLike | Non
     if bad:
         raise ConfigError(f"dataset {name!r}: reader {reader!r} has no option(s) {bad}; "
                           f"options are {[p for p in params if p != 'source']}")
+    missing = [p for p, v in params.items() if p != "source" and p not in options
+               and v.default is inspect.Parameter.empty]
+    if missing:
+        raise ConfigError(f"dataset {name!r}: reader {reader!r} needs option(s) {missing}")
     templates = spec.get("templates")
     if reader == "ocr":
         if templates:
@@ -206,11 +210,29 @@ def _source_checksums(corpus: Corpus, source: Path) -> dict[str, str]:
     return out
 
 
+def _check_memory(name: str, sentences: list[Sentence], extractor: Extractor | None) -> None:
+    """Stop before indexing a corpus whose (token, attribute) entries would not fit."""
+    per_token = len(extractor.templates) if extractor is not None else 0
+    entries = sum(len(s) * per_token if s.attributes is None
+                  else sum(map(len, s.attributes)) for s in sentences)
+    memory.check(memory.featurize_bytes(entries), f"featurizing {name!r} ({entries:,} "
+                 "token attributes at most)", "featurize a subset (subset: {train: k}) or on "
+                 "a machine with more memory")
+
+
 def featurize(name: str, spec: dict[str, Any], raw_dir: str | os.PathLike | None = None) -> Dataset:
     """Read and featurize one dataset from its spec; the result is in memory (path None)."""
     sp = parse_spec(name, spec, raw_dir)
     corpus = READERS[sp.reader](sp.source, **sp.options)
+    if corpus.test is not None and not corpus.test:
+        raise DataFormatError(sp.source, f"dataset {name!r}: the test split is empty (an empty "
+                                         "test file, or a test fold or range with no "
+                                         "sequence); expected test sequences")
     train_labels = sorted({y for s in corpus.train for y in s.labels})
+    if len(train_labels) < 2:
+        raise DataFormatError(sp.source, f"dataset {name!r}: the training split has "
+                                         f"{len(train_labels)} label(s) {train_labels}; a "
+                                         "CRF needs 2 or more")
     test_only = sorted({y for s in corpus.test for y in s.labels} - set(train_labels)
                        if corpus.test else set())
     labels = train_labels + test_only
@@ -225,6 +247,7 @@ def featurize(name: str, spec: dict[str, Any], raw_dir: str | os.PathLike | None
         extractor = Extractor(templates)
         templates_attr = [[list(p) for p in t] for t in templates]
 
+    _check_memory(name, train_s + (test_s or []), extractor)
     train, attributes = index_train(train_s, extractor, label_id, sp.min_count,
                                     corpus.fixed_attributes)
     test = index_test(test_s, extractor, label_id, attributes) if test_s else None
@@ -245,6 +268,9 @@ def spec_from_config(config: dict[str, Any], name: str) -> dict[str, Any]:
     datasets = config.get("datasets") or {}
     if name not in datasets:
         raise ConfigError(f"no dataset {name!r} in the config (datasets: {sorted(datasets)})")
+    if not isinstance(datasets[name], dict):
+        raise ConfigError(f"datasets.{name}: expected a mapping (reader, source, options, "
+                          f"templates...), got {datasets[name]!r}")
     spec = dict(datasets[name])
     subset = dict(config.get("subset") or {})
     subset.update({k: v for k, v in (spec.get("subset") or {}).items() if v is not None})

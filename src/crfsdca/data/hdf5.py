@@ -14,10 +14,12 @@ Schema (format ``crfsdca-dataset``, version 1)::
     /train/labels           int32 (N)            gold label id of every token
     /train/attr_indptr      int64 (N+1)          attributes of token t:
     /train/attr_indices     int32 (nnz)            attr_indices[attr_indptr[t]:attr_indptr[t+1]]
+    /train/attr_values      float64 (nnz)        optional: the value of each entry (real-valued
+                                                 attributes); absent means every value is 1
     /train/radii            float64 (n)          squared radius R_i of every training sequence
-    /test/...               the same four arrays (no radii); absent if there is no test split
+    /test/...               the same arrays (no radii); absent if there is no test split
 
-Attributes are binary; within a token, attribute ids are sorted ascending and unique.
+Within a token, attribute ids are sorted ascending and unique.
 Files are written atomically (temporary file, then rename).
 """
 
@@ -40,6 +42,8 @@ from crfsdca.io import atomic_path
 FORMAT = "crfsdca-dataset"
 FORMAT_VERSION = 1
 SPLIT_ARRAYS = ("offsets", "labels", "attr_indptr", "attr_indices")
+VALUES = "attr_values"
+"""The optional array of a split (written only for real-valued attributes)."""
 JSON_ATTRS = ("source_sha256", "templates", "config")
 
 
@@ -119,8 +123,10 @@ def write_dataset(path: str | os.PathLike, ds: Dataset) -> Path:
             if seq is None:
                 continue
             g = f.create_group(name)
-            for arr_name, arr in zip(SPLIT_ARRAYS, seq, strict=True):
-                g.create_dataset(arr_name, data=arr)
+            for arr_name in SPLIT_ARRAYS:
+                g.create_dataset(arr_name, data=getattr(seq, arr_name))
+            if not seq.binary:
+                g.create_dataset(VALUES, data=seq.attr_values)
             if name == "train":
                 g.create_dataset("radii", data=radii)
     return path
@@ -134,6 +140,24 @@ def _decode(value):
     return value
 
 
+def _integer_attr(path: Path, attrs: dict, key: str, default: int) -> int:
+    value = attrs.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise DataFormatError(path, f"root attribute {key} = {value!r}: expected an integer")
+    return int(value)
+
+
+def _read_array(path: Path, group, name: str, kind: str) -> np.ndarray:
+    """``group[name]`` checked to hold numbers of ``kind`` (``"int"`` or ``"float"``): float
+    labels or ids would be truncated without a word by the int casts that follow."""
+    data = group[name]
+    ok = data.dtype.kind in ("iu" if kind == "int" else "iuf")
+    if not ok:
+        raise DataFormatError(path, f"{data.name} has dtype {data.dtype}; expected "
+                                    f"{'integers' if kind == 'int' else 'numbers'}")
+    return data[()]
+
+
 def load_dataset(path: str | os.PathLike) -> Dataset:
     """Read a file written by :func:`write_dataset`; clear errors for anything else."""
     path = Path(path)
@@ -142,7 +166,14 @@ def load_dataset(path: str | os.PathLike) -> Dataset:
     try:
         f = h5py.File(path, "r")
     except OSError as e:
-        raise DataFormatError(path, f"not an HDF5 file ({e})") from None
+        raise DataFormatError(path, f"not an HDF5 file, or a truncated one ({e})") from None
+    try:
+        return _load(path, f)
+    except OSError as e:  # the header was readable, an array is not (a truncated file)
+        raise DataFormatError(path, f"cannot read ({e}); truncated? featurize again") from None
+
+
+def _load(path: Path, f: h5py.File) -> Dataset:
     with f:
         fmt = _decode(f.attrs.get("format"))
         if fmt != FORMAT:
@@ -162,29 +193,44 @@ def load_dataset(path: str | os.PathLike) -> Dataset:
         attrs = {}
         for key, value in f.attrs.items():
             value = _decode(value)
-            attrs[key] = json.loads(value) if key in JSON_ATTRS else value
+            if key in JSON_ATTRS:
+                try:
+                    value = json.loads(value)
+                except (TypeError, ValueError) as e:
+                    raise DataFormatError(path, f"root attribute {key} is not JSON "
+                                                f"({e})") from None
+            attrs[key] = value
         labels = list(f["vocab/labels"].asstr()[()])
         attributes = list(f["vocab/attributes"].asstr()[()])
-        n_model = int(attrs.get("n_labels", len(labels)))
-        if not 1 <= n_model <= len(labels):
+        n_model = _integer_attr(path, attrs, "n_labels", len(labels))
+        if not 2 <= n_model <= len(labels):
             raise DataFormatError(path, f"root attribute n_labels = {n_model} does not fit "
-                                        f"the {len(labels)} label strings")
+                                        f"the {len(labels)} label strings (a model needs 2 "
+                                        "or more)")
         splits = {}
         for name in ("train", "test"):
             if name not in f:
                 splits[name] = None
                 continue
             try:
-                seq = make_sequences(*(f[name][a][()] for a in SPLIT_ARRAYS))
+                values = (_read_array(path, f[name], VALUES, "float") if VALUES in f[name]
+                          else None)
+                seq = make_sequences(*(_read_array(path, f[name], a, "int")
+                                       for a in SPLIT_ARRAYS), values)
                 validate_sequences(seq, n_model if name == "train" else len(labels),
                                    len(attributes))
             except ValueError as e:
                 raise DataFormatError(path, f"/{name}: {e}") from None
             splits[name] = seq
-        radii = np.asarray(f["train/radii"][()], dtype=np.float64)
+        radii = np.asarray(_read_array(path, f, "train/radii", "float"), dtype=np.float64)
     if radii.shape != (splits["train"].n_sequences,):
         raise DataFormatError(path, f"/train/radii has shape {radii.shape}, expected "
                                     f"({splits['train'].n_sequences},)")
+    bad = ~(np.isfinite(radii) & (radii >= 0))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise DataFormatError(path, f"/train/radii: {int(bad.sum())} value(s) not finite and "
+                                    f">= 0 (sequence {i}: {radii[i]}); featurize again")
     return Dataset(name=str(attrs.get("dataset", path.stem)), train=splits["train"],
                    test=splits["test"], labels=labels, attributes=attributes, radii=radii,
                    attrs=attrs, path=path, model_labels=n_model)

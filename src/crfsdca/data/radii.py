@@ -5,13 +5,15 @@ equal to a label c_i absent from y_i (the smallest such id), or when every label
 y_i, to the least frequent label of y_i (ties: smallest id). F counts, for a labeling y:
 
 - emission E (A x K): tokens t with attribute a active and y_t = k (an attribute active
-  at several tokens adds up in its row);
+  at several tokens adds up in its row), each counted with the attribute's value;
 - bias B (K x 3): every token, the first token, the last token, labeled k;
 - transition W (K x K): positions t < T with (y_t, y_{t+1}) = (k, l).
 
 With m[a, k] the emission counts of y_i and n[a] = sum_k m[a, k] (those of y' are n[a] in
 column c), the emission part is sum m^2 - sum_a m[a, c]^2 + sum_a (m[a, c] - n[a])^2, and
 similarly for the bias and transition blocks. Everything is vectorized over the whole split.
+The radii ignore a feature mask (:mod:`crfsdca.model.features`): for a restricted model they
+are upper bounds, which is what importance sampling and the theoretical step need.
 """
 
 from __future__ import annotations
@@ -21,9 +23,15 @@ import numpy as np
 from crfsdca.data.sequences import Sequences
 
 
-def _grouped_square_sums(keys: np.ndarray, group_of_key, n_groups: int):
-    """Unique keys with their counts, and per group the sum of squared counts."""
-    uniq, counts = np.unique(keys, return_counts=True)
+def _grouped_square_sums(keys: np.ndarray, group_of_key, n_groups: int,
+                         weights: np.ndarray | None = None):
+    """Unique keys with their counts (or sums of ``weights``), and per group the sum of
+    squared counts."""
+    if weights is None:
+        uniq, counts = np.unique(keys, return_counts=True)
+    else:
+        uniq, inverse = np.unique(keys, return_inverse=True)
+        counts = np.bincount(inverse, weights=weights, minlength=len(uniq))
     groups = group_of_key(uniq)
     sq = np.bincount(groups, weights=counts.astype(np.float64) ** 2, minlength=n_groups)
     return uniq, counts, groups, sq
@@ -55,9 +63,10 @@ def squared_radii(seq: Sequences, n_labels: int, n_attributes: int) -> np.ndarra
     s_nz = seq_of_tok[tok_of_nz]
     a_nz = seq.attr_indices.astype(np.int64)
     sa = s_nz * A + a_nz
+    values = None if seq.binary else seq.attr_values
     u_sak, m, g_sak, sum_m2 = _grouped_square_sums(sa * K + y[tok_of_nz],
-                                                   lambda u: u // (A * K), n)
-    u_sa, n_a, _, sum_n2 = _grouped_square_sums(sa, lambda u: u // A, n)
+                                                   lambda u: u // (A * K), n, values)
+    u_sa, n_a, _, sum_n2 = _grouped_square_sums(sa, lambda u: u // A, n, values)
     # entries (seq, a, c_seq): m[a, c] > 0; cross term -2 m[a, c] n[a]
     at_c = (u_sak % K) == c[g_sak]
     n_of = n_a[np.searchsorted(u_sa, u_sak[at_c] // K)]

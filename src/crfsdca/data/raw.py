@@ -11,7 +11,6 @@ download leaves no file behind.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import os
 import urllib.error
 import urllib.request
@@ -21,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from crfsdca.errors import ChecksumError, DataFormatError, DownloadError
-from crfsdca.io import atomic_path
+from crfsdca.io import atomic_path, sha256_file
 
 CHUNK = 1 << 20
 
@@ -33,15 +32,6 @@ class ContentCheck:
 
     rows: int
     columns: int
-
-
-def sha256_file(path: str | os.PathLike) -> str:
-    """Hex sha256 of a file's bytes."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(CHUNK):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def read_checksums(path: str | os.PathLike) -> dict[str, str]:

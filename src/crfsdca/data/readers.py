@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from crfsdca.errors import ConfigError, DataFormatError
+from crfsdca.errors import ConfigError, DataFormatError, excerpt
 
 
 class Sentence(NamedTuple):
@@ -70,6 +70,10 @@ class _Source:
         if not self.path.exists():
             raise DataFormatError(self.path, "no such file or directory")
         self.is_zip = self.path.is_file() and zipfile.is_zipfile(self.path)
+        if self.path.is_file() and not self.is_zip and _looks_like_zip(self.path):
+            raise DataFormatError(self.path, "a truncated or corrupt zip archive (it starts "
+                                             "like one but has no readable central "
+                                             "directory); fetch it again")
         self._zip = zipfile.ZipFile(self.path) if self.is_zip else None
         self.read_files: list[Path] = []  # files actually read, for provenance
 
@@ -134,11 +138,22 @@ class _Source:
         except (OSError, EOFError, zipfile.BadZipFile, zlib.error) as e:
             raise DataFormatError(label, f"cannot read ({e})") from e
         try:
-            return data.decode(encoding)
+            text = data.decode(encoding)
         except UnicodeDecodeError as e:
             line = data[: e.start].count(b"\n") + 1
             raise DataFormatError(label, f"not valid {encoding} text ({e.reason} at byte "
                                          f"{e.start})", line) from None
+        nul = text.find("\0")
+        if nul >= 0:  # no field may hold one: HDF5 strings end at it
+            raise DataFormatError(label, "a NUL character (\\0) in the text; expected "
+                                         "text without control characters",
+                                  text.count("\n", 0, nul) + 1)
+        return text
+
+
+def _looks_like_zip(path: Path) -> bool:
+    with open(path, "rb") as f:
+        return f.read(4) == b"PK\x03\x04"
 
 
 def _lines(text: str) -> Iterator[tuple[int, str]]:
@@ -186,18 +201,20 @@ def read_ocr(source: str | Path, test_fold: int | None = 9) -> Corpus:
                                          f"{OCR_PIXELS} pixels), got {len(parts)}", lineno)
         letter = parts[1]
         if len(letter) != 1 or not ("a" <= letter <= "z"):
-            raise DataFormatError(label, f"column 2: expected a letter a-z, got {letter!r}",
-                                  lineno)
+            raise DataFormatError(label, f"column 2: expected a letter a-z, got "
+                                         f"{excerpt(letter)}", lineno)
         try:
             word, pos, fold = int(parts[3]), int(parts[4]), int(parts[5])
         except ValueError:
             raise DataFormatError(label, "columns 4-6 (word_id, position, fold): expected "
-                                         f"integers, got {parts[3:6]!r}", lineno) from None
+                                         f"integers, got {excerpt(str(parts[3:6]))}",
+                                  lineno) from None
         px = parts[6:]
         on = [OCR_ATTRIBUTES[j] for j, v in enumerate(px) if v == "1"]
         if len(on) + px.count("0") != OCR_PIXELS:
             bad = next(v for v in px if v not in ("0", "1"))
-            raise DataFormatError(label, f"pixel columns: expected 0 or 1, got {bad!r}", lineno)
+            raise DataFormatError(label, f"pixel columns: expected 0 or 1, got {excerpt(bad)}",
+                                  lineno)
         if word != cur_word:
             close()
             if pos != 1:
@@ -252,13 +269,13 @@ def parse_conll(text: str, label: str, columns: list[str],
         if len(parts) != ncol:
             raise DataFormatError(label, f"expected {ncol} whitespace-separated columns "
                                          f"({' '.join(columns)}), got {len(parts)}: "
-                                         f"{line.strip()!r}", lineno)
+                                         f"{excerpt(line.strip())}", lineno)
         rows.append(parts)
     close()
     return sentences
 
 
-def read_conll(source: str | Path, train: str, test: str | None,
+def read_conll(source: str | Path, train: str, test: str | None = None,
                columns: list[str] | None = None, keep_docstart: bool = True,
                encoding: str = "utf-8") -> Corpus:
     """Read CoNLL train/test members of ``source`` (zip or directory)."""
@@ -324,7 +341,8 @@ def parse_pos(text: str, label: str) -> list[Sentence]:
                 continue
             word, sep, tag = tok.rpartition("/")
             if not sep or not word or not tag:
-                raise DataFormatError(label, f"expected a token 'word/TAG', got {tok!r}", lineno)
+                raise DataFormatError(label, f"expected a token 'word/TAG', got {excerpt(tok)}",
+                                      lineno)
             tag = _resolve_tag(tag)
             if tag == "-NONE-":
                 continue

@@ -6,9 +6,11 @@ A split of n sequences and N tokens is four arrays:
 - ``labels`` (int32, N): gold label of every token, in ``0..K-1``;
 - ``attr_indptr`` (int64, N + 1): attributes of token t are
   ``attr_indices[attr_indptr[t]:attr_indptr[t+1]]`` (CSR, binary values);
-- ``attr_indices`` (int32, nnz): attribute ids in ``0..A-1``.
-
-Attributes are binary (present or not), as in CRFsuite's default extractors.
+- ``attr_indices`` (int32, nnz): attribute ids in ``0..A-1``;
+- ``attr_values`` (float64, nnz, or empty): the value of each (token, attribute) entry, as
+  python-crfsuite's real-valued attributes; empty means every value is 1 (binary
+  attributes, CRFsuite's default extractors and the paper's datasets), which the kernels
+  treat without reading an array.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ class Sequences(NamedTuple):
     labels: np.ndarray
     attr_indptr: np.ndarray
     attr_indices: np.ndarray
+    attr_values: np.ndarray
 
     @property
     def n_sequences(self) -> int:
@@ -38,17 +41,34 @@ class Sequences(NamedTuple):
     def nnz(self) -> int:
         return int(self.attr_indptr[-1])
 
+    @property
+    def binary(self) -> bool:
+        """Whether every attribute value is 1 (no values array)."""
+        return len(self.attr_values) == 0
+
     def lengths(self) -> np.ndarray:
         return np.diff(self.offsets)
 
 
-def make_sequences(offsets, labels, attr_indptr, attr_indices) -> Sequences:
-    """Build a :class:`Sequences` with canonical dtypes and C-contiguous arrays, checking shapes."""
+NO_VALUES = np.zeros(0)
+"""The values array of binary attributes."""
+
+
+def make_sequences(offsets, labels, attr_indptr, attr_indices, attr_values=None) -> Sequences:
+    """Build a :class:`Sequences` with canonical dtypes and C-contiguous arrays, checking shapes.
+
+    ``attr_values`` None (or all ones) gives binary attributes.
+    """
+    values = NO_VALUES if attr_values is None else np.ascontiguousarray(attr_values,
+                                                                       dtype=np.float64)
+    if len(values) and np.all(values == 1.0):
+        values = NO_VALUES
     seq = Sequences(
         np.ascontiguousarray(offsets, dtype=np.int64),
         np.ascontiguousarray(labels, dtype=np.int32),
         np.ascontiguousarray(attr_indptr, dtype=np.int64),
         np.ascontiguousarray(attr_indices, dtype=np.int32),
+        values,
     )
     validate_sequences(seq)
     return seq
@@ -57,7 +77,7 @@ def make_sequences(offsets, labels, attr_indptr, attr_indices) -> Sequences:
 def validate_sequences(seq: Sequences, n_labels: int | None = None,
                        n_attributes: int | None = None) -> None:
     """Raise ValueError if the arrays are not a consistent split."""
-    off, lab, ptr, idx = seq
+    off, lab, ptr, idx, val = seq
     if off.ndim != 1 or len(off) < 1 or off[0] != 0:
         raise ValueError("offsets must be a 1-d array starting at 0")
     if np.any(np.diff(off) < 1):
@@ -69,6 +89,10 @@ def validate_sequences(seq: Sequences, n_labels: int | None = None,
         raise ValueError("attr_indptr must have N + 1 non-decreasing entries starting at 0")
     if ptr[-1] != len(idx):
         raise ValueError(f"attr_indptr ends at {ptr[-1]} but attr_indices has {len(idx)} entries")
+    if len(val) and len(val) != len(idx):
+        raise ValueError(f"attr_values has {len(val)} entries but attr_indices has {len(idx)}")
+    if len(val) and not np.all(np.isfinite(val)):
+        raise ValueError("attribute values must be finite numbers")
     if len(lab) and lab.min() < 0:
         raise ValueError("labels must be non-negative")
     if n_labels is not None and len(lab) and lab.max() >= n_labels:
@@ -85,4 +109,5 @@ def subset_sequences(seq: Sequences, stop: int) -> Sequences:
     n_tok = int(seq.offsets[stop])
     nnz = int(seq.attr_indptr[n_tok])
     return make_sequences(seq.offsets[: stop + 1], seq.labels[:n_tok],
-                          seq.attr_indptr[: n_tok + 1], seq.attr_indices[:nnz])
+                          seq.attr_indptr[: n_tok + 1], seq.attr_indices[:nnz],
+                          None if seq.binary else seq.attr_values[:nnz])

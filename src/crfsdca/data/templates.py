@@ -77,10 +77,6 @@ def _derived_function(name: str) -> Callable[[str], str | None] | None:
     return None
 
 
-def is_derived(name: str) -> bool:
-    return _derived_function(name) is not None
-
-
 def parse_templates(spec: Sequence) -> list[Template]:
     """Validate templates from config (lists of [field, offset] pairs) into tuples."""
     if not isinstance(spec, Sequence) or isinstance(spec, str):

@@ -8,7 +8,9 @@ the same kernels read oracle buffers and slices of the dual marginal store.
 import numpy as np
 from numba import njit
 
-from ._fastmath import NJIT_FAST, flog, xlogx
+from ..jit import NJIT, NJIT_FAST
+from .fastmath import flog, xlogx
+from .oracle import chain_marginals, transition_potentials
 
 
 @njit(**NJIT_FAST)
@@ -46,67 +48,16 @@ def chain_divergence(mu_unary, mu_u0, mu_pair, mu_p0, nu_unary, nu_u0, nu_pair, 
     return d
 
 
-@njit(**NJIT_FAST)
-def smoothed_dirac_marginals(labels, start, T, K, c, scores, trans, emit, alpha, beta, scale,
-                             unary, pair):
-    """Marginals of the chain scoring c on the true labels and transitions (eq. 21).
-
-    Written into ``unary``/``pair`` (offset 0); ``scores`` and ``trans`` are
-    scratch buffers. Forward-backward is done in closed form-free generality by
-    the oracle's scaled recursion with a position-specific pairwise term.
+@njit(**NJIT)
+def smoothed_dirac_marginals(labels, start, T, K, c, ws, zeros):
+    """Marginals of the chain scoring c on the true labels and on the true transitions
+    (``math.md`` section 5.1: [LP]'s smoothed Dirac, in place of eq. 21), into
+    ``ws.unary``/``ws.pair`` (offset 0). ``zeros`` holds K*K zeros (the transition
+    log-potentials). Solved by the oracle's recursion with a bonus c on the gold edges.
     """
-    # Unary potentials: exp(c) on the true label. Pairwise: exp(c) on the true
-    # transition of each edge, which differs per edge, so run the recursion here.
-    KK = K * K
-    big = np.exp(c)
     for t in range(T):
         for k in range(K):
-            emit[t * K + k] = 1.0
-        emit[t * K + labels[start + t]] = big
-    # forward
-    for t in range(T):
-        row = t * K
-        if t == 0:
-            for k in range(K):
-                alpha[k] = emit[k]
-        else:
-            prev = row - K
-            ya = labels[start + t - 1]
-            yb = labels[start + t]
-            s = 0.0
-            for k in range(K):
-                s += alpha[prev + k]
-            for l in range(K):
-                alpha[row + l] = s
-            alpha[row + yb] += alpha[prev + ya] * (big - 1.0)
-            for l in range(K):
-                alpha[row + l] *= emit[row + l]
-        z = 0.0
-        for k in range(K):
-            z += alpha[row + k]
-        for k in range(K):
-            alpha[row + k] /= z
-        scale[t] = z
-    last = (T - 1) * K
-    for k in range(K):
-        beta[last + k] = 1.0
-        unary[last + k] = alpha[last + k]
-    for t in range(T - 2, -1, -1):
-        row = t * K
-        nxt = row + K
-        ya = labels[start + t]
-        yb = labels[start + t + 1]
-        for l in range(K):
-            scores[l] = emit[nxt + l] * beta[nxt + l] / scale[t + 1]
-        g_sum = 0.0
-        for l in range(K):
-            g_sum += scores[l]
-        for k in range(K):
-            ak = alpha[row + k]
-            for l in range(K):
-                pair[t * KK + k * K + l] = ak * scores[l]
-            beta[row + k] = g_sum
-        pair[t * KK + ya * K + yb] *= big
-        beta[row + ya] += scores[yb] * (big - 1.0)
-        for k in range(K):
-            unary[row + k] = alpha[row + k] * beta[row + k]
+            ws.scores[t * K + k] = 0.0
+        ws.scores[t * K + labels[start + t]] = c
+    tmax = transition_potentials(zeros, 0, K, ws.trans)
+    chain_marginals(ws, T, K, zeros, 0, tmax, c, labels, start, False)

@@ -4,6 +4,13 @@ The dual marginals of all sequences live in two flat arrays (the "marginal
 store"): unary marginals of sequence i at ``offsets[i]*K`` (T_i x K) and
 pairwise marginals at ``(offsets[i] - i)*K*K`` ((T_i - 1) x K x K). Their sizes
 are known before training starts (:func:`store_sizes`).
+
+Every pass over the sequences runs on ``threads`` threads (:mod:`crfsdca.threads`; the
+kernels release the GIL): the split is cut into that many contiguous slots of about
+equal tokens (:func:`slot_bounds`), each slot sums its own partial results with its own
+workspace, and the partial results are added in slot order. So a result does not depend
+on how the threads are scheduled (bitwise the same for a given thread count), and only
+rounding depends on the thread count; one thread runs the serial loop.
 """
 
 from __future__ import annotations
@@ -12,13 +19,15 @@ import numpy as np
 from numba import njit
 
 from ..data.sequences import Sequences
-from ._fastmath import NJIT
+from ..jit import NJIT, aligned_empty, aligned_zeros
+from ..threads import run_parallel
 from .chain import chain_divergence, chain_entropy, smoothed_dirac_marginals
 from .oracle import (
     forward_backward,
     forward_logz,
     labeling_score,
     make_workspace,
+    transition_offset,
     transition_potentials,
     unary_scores,
     viterbi,
@@ -32,73 +41,120 @@ def store_sizes(seq: Sequences, n_labels: int) -> tuple[int, int]:
     return seq.n_tokens * K, (seq.n_tokens - seq.n_sequences) * K * K
 
 
+def _workspace(seq: Sequences, n_labels: int):
+    return make_workspace(int(np.max(seq.lengths())), n_labels)
+
+
+def slot_bounds(seq: Sequences, slots: int) -> np.ndarray:
+    """``slots + 1`` sequence indices cutting the split into contiguous slots of about
+    equal numbers of tokens (the work of a pass is proportional to them)."""
+    targets = np.linspace(0, seq.n_tokens, slots + 1)
+    bounds = np.searchsorted(seq.offsets, targets).astype(np.int64)
+    bounds[0], bounds[-1] = 0, seq.n_sequences
+    return np.maximum.accumulate(bounds)
+
+
 @njit(**NJIT)
-def _primal_pass(w, n_attr, K, offsets, labels, attr_indptr, attr_indices, lam, grad,
-                 want_grad, scores, emit, alpha, beta, scale, trans, unary, pair):
-    n = len(offsets) - 1
-    tmax = transition_potentials(w, n_attr, K, trans)
+def apply_mask(v, mask):
+    """v *= mask (the feature set), unless ``mask`` is empty (every weight a feature)."""
+    if len(mask):
+        for j in range(len(v)):
+            v[j] *= mask[j]
+
+
+@njit(**NJIT)
+def _primal_pass(w, n_attr, K, seq, grad, want_grad, ws, lo, hi):
+    """Sum of the NLLs of sequences lo..hi-1 (and their gradients added into ``grad``)."""
+    tmax = transition_potentials(w, transition_offset(n_attr, K), K, ws.trans)
     loss = 0.0
-    for i in range(n):
-        T = unary_scores(w, n_attr, K, offsets, attr_indptr, attr_indices, i, scores)
+    for i in range(lo, hi):
+        T = unary_scores(w, n_attr, K, seq, i, ws.scores)
         if want_grad:
-            logz = forward_backward(scores, T, K, trans, tmax, w, n_attr, emit, alpha, beta,
-                                    scale, unary, pair)
-            add_marginal_stats(grad, 1.0, unary, 0, pair, 0, T, K, n_attr, offsets,
-                               attr_indptr, attr_indices, i)
-            add_label_stats(grad, -1.0, K, n_attr, offsets, labels, attr_indptr,
-                            attr_indices, i)
+            logz = forward_backward(ws, T, K, tmax, w, n_attr)
+            add_marginal_stats(grad, 1.0, ws.unary, 0, ws.pair, 0, T, K, n_attr, seq, i)
+            add_label_stats(grad, -1.0, K, n_attr, seq, i)
         else:
-            logz = forward_logz(scores, T, K, trans, tmax, w, n_attr, emit, alpha, beta,
-                                scale, unary, pair)
-        loss += logz - labeling_score(scores, T, K, w, n_attr, labels, offsets[i])
+            logz = forward_logz(ws, T, K, tmax, w, transition_offset(n_attr, K))
+        loss += logz - labeling_score(ws.scores, T, K, w, n_attr, seq.labels, seq.offsets[i])
     return loss
 
 
-def _pass(w, seq, n_attr, K, lam, want_grad):
-    max_len = int(np.max(np.diff(seq.offsets)))
-    ws = make_workspace(max_len, K)
-    grad = np.zeros_like(w) if want_grad else np.zeros(1)
-    loss = _primal_pass(w, n_attr, K, seq.offsets, seq.labels, seq.attr_indptr,
-                        seq.attr_indices, lam, grad, want_grad, ws.scores, ws.emit, ws.alpha,
-                        ws.beta, ws.scale, ws.trans, ws.unary, ws.pair)
+@njit(**NJIT)
+def _sum_rows(parts, out, lo, hi):
+    """out[j] = sum over the slots s of parts[s][j], in slot order, for lo <= j < hi."""
+    for j in range(lo, hi):
+        acc = parts[0][j]
+        for s in range(1, len(parts)):
+            acc += parts[s][j]
+        out[j] = acc
+
+
+def _pass(w, seq, n_attr, K, lam, want_grad, mask=None, threads=1):
     n = seq.n_sequences
+    if threads == 1:
+        grad = aligned_zeros(len(w)) if want_grad else np.zeros(1)
+        loss = _primal_pass(w, n_attr, K, seq, grad, want_grad, _workspace(seq, K), 0, n)
+    else:
+        bounds = slot_bounds(seq, threads)
+        grads = [aligned_zeros(len(w)) if want_grad else np.zeros(1) for _ in range(threads)]
+        losses = run_parallel([
+            (lambda s=s: _primal_pass(w, n_attr, K, seq, grads[s], want_grad,
+                                      _workspace(seq, K), bounds[s], bounds[s + 1]))
+            for s in range(threads)])
+        loss = 0.0
+        for part in losses:
+            loss += part
+        grad = grads[0]
+        if want_grad:
+            grad = aligned_empty(len(w))
+            cuts = np.linspace(0, len(w), threads + 1).astype(np.int64)
+            parts = tuple(grads)
+            run_parallel([(lambda s=s: _sum_rows(parts, grad, cuts[s], cuts[s + 1]))
+                          for s in range(threads)])
     value = 0.5 * lam * float(w @ w) + loss / n
     if want_grad:
         grad /= n
         grad += lam * w
+        if mask is not None:
+            apply_mask(grad, mask)
     return value, grad
 
 
-def primal(w: np.ndarray, seq: Sequences, n_attr: int, n_labels: int, lam: float) -> float:
-    """P(w) = lam/2 ||w||^2 + (1/n) sum_i [log Z_i(w) - score(x_i, y_i)]."""
-    return _pass(w, seq, n_attr, n_labels, lam, False)[0]
+def primal(w: np.ndarray, seq: Sequences, n_attr: int, n_labels: int, lam: float,
+           l1: float = 0.0, threads: int = 1) -> float:
+    """P(w) = lam/2 ||w||^2 + l1 ||w||_1 + (1/n) sum_i [log Z_i(w) - score(x_i, y_i)]."""
+    value = _pass(w, seq, n_attr, n_labels, lam, False, threads=threads)[0]
+    return value + l1 * float(np.abs(w).sum()) if l1 else value
 
 
-def primal_and_gradient(w, seq: Sequences, n_attr: int, n_labels: int, lam: float):
-    """P(w) and grad P(w) = lam w + (1/n) sum_i (E_nu_i[F] - F(x_i, y_i))."""
-    return _pass(w, seq, n_attr, n_labels, lam, True)
+def primal_and_gradient(w, seq: Sequences, n_attr: int, n_labels: int, lam: float,
+                        mask: np.ndarray | None = None, threads: int = 1):
+    """P(w) and grad P(w) = lam w + (1/n) sum_i (E_nu_i[F] - F(x_i, y_i)), the gradient
+    restricted to the features of ``mask`` (uint8, 1 = a feature) when given."""
+    return _pass(w, seq, n_attr, n_labels, lam, True, mask, threads)
 
 
 @njit(**NJIT)
-def _weights_from_marginals(mu_unary, mu_pair, n_attr, K, offsets, labels, attr_indptr,
-                            attr_indices, scale, out):
+def _weights_from_marginals(mu_unary, mu_pair, n_attr, K, seq, scale, out):
+    offsets = seq.offsets
     n = len(offsets) - 1
     for i in range(n):
         T = offsets[i + 1] - offsets[i]
-        add_label_stats(out, scale, K, n_attr, offsets, labels, attr_indptr, attr_indices, i)
+        add_label_stats(out, scale, K, n_attr, seq, i)
         add_marginal_stats(out, -scale, mu_unary, offsets[i] * K, mu_pair,
-                           (offsets[i] - i) * K * K, T, K, n_attr, offsets, attr_indptr,
-                           attr_indices, i)
+                           (offsets[i] - i) * K * K, T, K, n_attr, seq, i)
 
 
 def weights_from_marginals(mu_unary, mu_pair, seq: Sequences, n_attr: int, n_labels: int,
-                           lam: float) -> np.ndarray:
-    """w_hat(mu) = (1/(lam n)) sum_i (F(x_i, y_i) - E_mu_i[F(x_i, .)])  (eq. 16)."""
+                           lam: float, mask: np.ndarray | None = None) -> np.ndarray:
+    """w_hat(mu) = (1/(lam n)) sum_i (F(x_i, y_i) - E_mu_i[F(x_i, .)])  (eq. 16), restricted
+    to the features of ``mask`` when given."""
     K = n_labels
-    out = np.zeros(n_attr * K + 3 * K + K * K)
-    _weights_from_marginals(mu_unary, mu_pair, n_attr, K, seq.offsets, seq.labels,
-                            seq.attr_indptr, seq.attr_indices,
-                            1.0 / (lam * seq.n_sequences), out)
+    out = aligned_zeros(n_attr * K + 3 * K + K * K)
+    _weights_from_marginals(mu_unary, mu_pair, n_attr, K, seq, 1.0 / (lam * seq.n_sequences),
+                            out)
+    if mask is not None:
+        apply_mask(out, mask)
     return out
 
 
@@ -113,97 +169,104 @@ def sequence_entropies(mu_unary, mu_pair, K, offsets, out):
 
 
 def dual_objective(mu_unary, mu_pair, seq: Sequences, n_attr: int, n_labels: int,
-                   lam: float) -> float:
-    """D(mu) = -lam/2 ||w_hat(mu)||^2 + (1/n) sum_i H~(mu_i)."""
-    w = weights_from_marginals(mu_unary, mu_pair, seq, n_attr, n_labels, lam)
+                   lam: float, mask: np.ndarray | None = None, l1: float = 0.0) -> float:
+    """D(mu) = -lam/2 ||w||^2 + (1/n) sum_i H~(mu_i), w = S_kappa(w_hat(mu)) the weights of
+    the dual point (kappa = l1 / lam; w = w_hat(mu) without L1; ``math.md`` section 8)."""
+    w = weights_from_marginals(mu_unary, mu_pair, seq, n_attr, n_labels, lam, mask)
+    if l1:
+        from .features import soft_threshold
+
+        w = soft_threshold(w, l1 / lam)
     ent = sequence_entropies(mu_unary, mu_pair, n_labels, seq.offsets,
                              np.empty(seq.n_sequences))
     return -0.5 * lam * float(w @ w) + float(ent.mean())
 
 
 @njit(**NJIT)
-def _block_gaps(w, mu_unary, mu_pair, n_attr, K, offsets, attr_indptr, attr_indices, out,
-                scores, emit, alpha, beta, scale, trans, unary, pair):
-    n = len(offsets) - 1
-    tmax = transition_potentials(w, n_attr, K, trans)
-    for i in range(n):
-        T = unary_scores(w, n_attr, K, offsets, attr_indptr, attr_indices, i, scores)
-        forward_backward(scores, T, K, trans, tmax, w, n_attr, emit, alpha, beta, scale,
-                         unary, pair)
+def _block_gaps(w, mu_unary, mu_pair, n_attr, K, seq, out, ws, lo, hi):
+    offsets = seq.offsets
+    tmax = transition_potentials(w, transition_offset(n_attr, K), K, ws.trans)
+    for i in range(lo, hi):
+        T = unary_scores(w, n_attr, K, seq, i, ws.scores)
+        forward_backward(ws, T, K, tmax, w, n_attr)
         out[i] = chain_divergence(mu_unary, offsets[i] * K, mu_pair, (offsets[i] - i) * K * K,
-                                  unary, 0, pair, 0, T, K)
+                                  ws.unary, 0, ws.pair, 0, T, K)
     return out
 
 
-def block_gaps(w, mu_unary, mu_pair, seq: Sequences, n_attr: int, n_labels: int) -> np.ndarray:
+def block_gaps(w, mu_unary, mu_pair, seq: Sequences, n_attr: int, n_labels: int,
+               threads: int = 1) -> np.ndarray:
     """g_i = D~(mu_i || nu_i(w)) for every sequence (eq. 10-11); one oracle call each."""
-    ws = make_workspace(int(np.max(np.diff(seq.offsets))), n_labels)
     out = np.empty(seq.n_sequences)
-    return _block_gaps(w, mu_unary, mu_pair, n_attr, n_labels, seq.offsets, seq.attr_indptr,
-                       seq.attr_indices, out, ws.scores, ws.emit, ws.alpha, ws.beta, ws.scale,
-                       ws.trans, ws.unary, ws.pair)
+    if threads == 1:
+        return _block_gaps(w, mu_unary, mu_pair, n_attr, n_labels, seq, out,
+                           _workspace(seq, n_labels), 0, seq.n_sequences)
+    bounds = slot_bounds(seq, threads)
+    run_parallel([(lambda s=s: _block_gaps(w, mu_unary, mu_pair, n_attr, n_labels, seq, out,
+                                           _workspace(seq, n_labels), bounds[s],
+                                           bounds[s + 1])) for s in range(threads)])
+    return out
 
 
 @njit(**NJIT)
-def _dirac_store(labels, offsets, K, c, mu_unary, mu_pair, scores, trans, emit, alpha, beta,
-                 scale, unary, pair):
+def _dirac_store(labels, offsets, K, c, mu_unary, mu_pair, ws):
     n = len(offsets) - 1
     KK = K * K
+    zeros = np.zeros(KK)
     for i in range(n):
         start = offsets[i]
         T = offsets[i + 1] - start
-        smoothed_dirac_marginals(labels, start, T, K, c, scores, trans, emit, alpha, beta,
-                                 scale, unary, pair)
+        smoothed_dirac_marginals(labels, start, T, K, c, ws, zeros)
         u0 = start * K
         for j in range(T * K):
-            mu_unary[u0 + j] = unary[j]
+            mu_unary[u0 + j] = ws.unary[j]
         p0 = (start - i) * KK
         for j in range((T - 1) * KK):
-            mu_pair[p0 + j] = pair[j]
+            mu_pair[p0 + j] = ws.pair[j]
 
 
 def dirac_marginals(seq: Sequences, n_labels: int, c: float = 10.0, dtype=np.float64):
-    """Marginal store initialized at the smoothed Dirac on the gold labels (eq. 21)."""
+    """Marginal store initialized at the smoothed Dirac on the gold labels
+    (``math.md`` section 5.1)."""
     K = n_labels
     nu, npair = store_sizes(seq, K)
-    mu_unary = np.empty(nu, dtype=dtype)
-    mu_pair = np.empty(npair, dtype=dtype)
-    ws = make_workspace(int(np.max(np.diff(seq.offsets))), K)
-    _dirac_store(seq.labels, seq.offsets, K, float(c), mu_unary, mu_pair, ws.scores, ws.trans,
-                 ws.emit, ws.alpha, ws.beta, ws.scale, ws.unary, ws.pair)
+    mu_unary = aligned_empty(nu, dtype)
+    mu_pair = aligned_empty(npair, dtype)
+    _dirac_store(seq.labels, seq.offsets, K, float(c), mu_unary, mu_pair, _workspace(seq, K))
     return mu_unary, mu_pair
 
 
 @njit(**NJIT)
-def _predict(w, n_attr, K, offsets, attr_indptr, attr_indices, out, scores, delta, back, path):
-    n = len(offsets) - 1
-    for i in range(n):
-        T = unary_scores(w, n_attr, K, offsets, attr_indptr, attr_indices, i, scores)
-        viterbi(scores, T, K, w, n_attr, delta, back, path)
-        start = offsets[i]
+def _predict(w, n_attr, K, seq, out, ws, lo, hi):
+    for i in range(lo, hi):
+        T = unary_scores(w, n_attr, K, seq, i, ws.scores)
+        viterbi(ws.scores, T, K, w, n_attr, ws.emit, ws.back, ws.path)
+        start = seq.offsets[i]
         for t in range(T):
-            out[start + t] = path[t]
+            out[start + t] = ws.path[t]
     return out
 
 
-def predict(w, seq: Sequences, n_attr: int, n_labels: int) -> np.ndarray:
+def predict(w, seq: Sequences, n_attr: int, n_labels: int, threads: int = 1) -> np.ndarray:
     """Viterbi labels of every token of the split (int32, length N)."""
-    ws = make_workspace(int(np.max(np.diff(seq.offsets))), n_labels)
     out = np.empty(seq.n_tokens, dtype=np.int32)
-    return _predict(w, n_attr, n_labels, seq.offsets, seq.attr_indptr, seq.attr_indices, out,
-                    ws.scores, ws.emit, ws.back, ws.path)
+    if threads == 1:
+        return _predict(w, n_attr, n_labels, seq, out, _workspace(seq, n_labels), 0,
+                        seq.n_sequences)
+    bounds = slot_bounds(seq, threads)
+    run_parallel([(lambda s=s: _predict(w, n_attr, n_labels, seq, out,
+                                        _workspace(seq, n_labels), bounds[s], bounds[s + 1]))
+                  for s in range(threads)])
+    return out
 
 
 @njit(**NJIT)
-def _oracle_pass(w, n_attr, K, offsets, attr_indptr, attr_indices, scores, emit, alpha, beta,
-                 scale, trans, unary, pair):
-    n = len(offsets) - 1
+def _oracle_pass(w, n_attr, K, seq, ws, lo, hi):
     total = 0.0
-    for i in range(n):
-        tmax = transition_potentials(w, n_attr, K, trans)
-        T = unary_scores(w, n_attr, K, offsets, attr_indptr, attr_indices, i, scores)
-        total += forward_backward(scores, T, K, trans, tmax, w, n_attr, emit, alpha, beta,
-                                  scale, unary, pair)
+    for i in range(lo, hi):
+        tmax = transition_potentials(w, transition_offset(n_attr, K), K, ws.trans)
+        T = unary_scores(w, n_attr, K, seq, i, ws.scores)
+        total += forward_backward(ws, T, K, tmax, w, n_attr)
     return total
 
 
@@ -213,7 +276,5 @@ def oracle_pass(w, seq: Sequences, n_attr: int, n_labels: int) -> float:
     This is the unit of work of the benchmarks: SDCA's epoch is compared to it. As in a
     stochastic solver, exp(W) is recomputed for every sequence. Returns sum_i log Z_i.
     """
-    ws = make_workspace(int(np.max(np.diff(seq.offsets))), n_labels)
-    return _oracle_pass(w, n_attr, n_labels, seq.offsets, seq.attr_indptr, seq.attr_indices,
-                        ws.scores, ws.emit, ws.alpha, ws.beta, ws.scale, ws.trans, ws.unary,
-                        ws.pair)
+    return _oracle_pass(w, n_attr, n_labels, seq, _workspace(seq, n_labels), 0,
+                        seq.n_sequences)

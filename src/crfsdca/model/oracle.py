@@ -1,15 +1,20 @@
 """The marginalization oracle of one sequence: scores, forward-backward, Viterbi.
 
-All kernels write into caller-owned buffers (see :class:`Workspace`) so that
-solvers allocate nothing per iteration. Buffers for a sequence of length T hold
-token-major arrays: ``scores[t*K + k]`` and ``unary[t*K + k]`` for unary terms,
-``pair[t*K*K + k*K + l] = p(y_t = k, y_{t+1} = l)`` for the T - 1 edges.
+All kernels write into a caller-owned :class:`Workspace`, so that solvers allocate
+nothing per iteration. It holds token-major arrays for a sequence of length T:
+``scores[t*K + k]`` (unary log-potentials) and ``unary[t*K + k]`` (unary marginals),
+``pair[t*K*K + k*K + l] = p(y_t = k, y_{t+1} = l)`` for the T - 1 edges, and
+``trans`` = exp(W - max W) of the transition log-potentials W.
 
-Forward-backward runs on scaled probabilities (Rabiner's scaling), after
-subtracting the per-token maximum of the unary scores and the maximum of the
-transition matrix; log Z keeps the logs of all scale factors. When a scale
-factor underflows (extreme weights), the sequence is redone in log space, so
-the oracle is exact at any weight magnitude.
+One recursion serves every chain the package solves (:func:`chain_marginals`): the
+model's (unary scores and transition weights of w), OEG's dual chains and the smoothed
+Dirac start (``math.md`` section 5.1), which add a log-potential ``bonus`` on the gold
+transition of every edge, and may sum the pairwise marginals over the edges.
+
+Forward-backward runs on scaled probabilities (Rabiner's scaling), after subtracting the
+per-token maximum of the unary scores and the maximum of the transition matrix; log Z
+keeps the logs of all scale factors. When a scale factor underflows (extreme weights),
+the sequence is redone in log space, so the oracle is exact at any weight magnitude.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ._fastmath import NJIT, NJIT_FAST, fexp, flog
+from ..jit import NJIT, NJIT_FAST, aligned_zeros
+from .fastmath import fexp, flog
 
 _SAFE_MIN = 1e-280
 _SAFE_MAX = 1e280
@@ -44,24 +50,36 @@ def make_workspace(max_len: int, n_labels: int) -> Workspace:
     """Allocate the scratch buffers for sequences up to ``max_len`` tokens."""
     T, K = max(int(max_len), 1), int(n_labels)
     return Workspace(
-        scores=np.zeros(T * K),
-        emit=np.zeros(T * K),
-        alpha=np.zeros(T * K),
-        beta=np.zeros(T * K),
-        scale=np.zeros(T),
-        trans=np.zeros(K * K),
-        unary=np.zeros(T * K),
-        pair=np.zeros(max(T - 1, 1) * K * K),
+        scores=aligned_zeros(T * K),
+        emit=aligned_zeros(T * K),
+        alpha=aligned_zeros(T * K),
+        beta=aligned_zeros(T * K),
+        scale=aligned_zeros(T),
+        trans=aligned_zeros(K * K),
+        unary=aligned_zeros(T * K),
+        pair=aligned_zeros(max(T - 1, 1) * K * K),
         path=np.zeros(T, dtype=np.int32),
         back=np.zeros(T * K, dtype=np.int32),
     )
 
 
+@njit(inline="always", **NJIT)
+def transition_offset(n_attr, K):
+    """Where the K x K transition block starts in w (``model/layout.py``)."""
+    return n_attr * K + 3 * K
+
+
+NO_LABELS = np.zeros(0, dtype=np.int32)
+"""The gold labels of a chain without a bonus (never read)."""
+
+
 @njit(**NJIT)
-def unary_scores(w, n_attr, K, offsets, attr_indptr, attr_indices, i, out):
-    """Write u_t(k) of sequence i into ``out[:T*K]`` and return T."""
-    start = offsets[i]
-    T = offsets[i + 1] - start
+def unary_scores(w, n_attr, K, seq, i, out):
+    """Write u_t(k) of sequence i of ``seq`` (a :class:`~crfsdca.data.sequences.Sequences`
+    or anything with its arrays) into ``out[:T*K]`` and return T."""
+    start = seq.offsets[i]
+    T = seq.offsets[i + 1] - start
+    real = len(seq.attr_values) > 0
     ob = n_attr * K
     for t in range(T):
         row = t * K
@@ -74,28 +92,37 @@ def unary_scores(w, n_attr, K, offsets, attr_indptr, attr_indices, i, out):
             for k in range(K):
                 out[row + k] += w[ob + 3 * k + 2]
         tok = start + t
-        for j in range(attr_indptr[tok], attr_indptr[tok + 1]):
-            base = attr_indices[j] * K
-            for k in range(K):
-                out[row + k] += w[base + k]
+        for j in range(seq.attr_indptr[tok], seq.attr_indptr[tok + 1]):
+            base = seq.attr_indices[j] * K
+            if real:
+                v = seq.attr_values[j]
+                for k in range(K):
+                    out[row + k] += v * w[base + k]
+            else:
+                for k in range(K):
+                    out[row + k] += w[base + k]
     return T
 
 
 @njit(**NJIT_FAST)
-def transition_potentials(w, n_attr, K, trans):
-    """Write exp(W - max W) into ``trans[:K*K]`` and return max W."""
-    ow = n_attr * K + 3 * K
+def transition_potentials(tw, ow, K, trans):
+    """Write exp(W - max W) into ``trans[:K*K]`` and return max W, for the K x K
+    log-potentials W = ``tw[ow:ow + K*K]``."""
     mx = -np.inf
     for j in range(K * K):
-        mx = max(mx, w[ow + j])
+        mx = max(mx, tw[ow + j])
     for j in range(K * K):
-        trans[j] = fexp(w[ow + j] - mx)
+        trans[j] = fexp(tw[ow + j] - mx)
     return mx
 
 
 @njit(**NJIT_FAST)
-def _forward(scores, T, K, trans, trans_max, emit, alpha, scale):
-    """Scaled forward pass; returns log Z, or NaN if a scale factor left the safe range."""
+def _forward(scores, T, K, trans, trans_max, emit, alpha, scale, e1, labels, start):
+    """Scaled forward pass; returns log Z, or NaN if a scale factor left the safe range.
+
+    ``e1`` = exp(bonus) - 1 multiplies in the bonus of the gold transition of each edge
+    (labels[start + t - 1], labels[start + t]); 0 for no bonus.
+    """
     logz = (T - 1) * trans_max
     for t in range(T):
         row = t * K
@@ -119,6 +146,10 @@ def _forward(scores, T, K, trans, trans_max, emit, alpha, scale):
                 mrow = k * K
                 for l in range(K):
                     alpha[row + l] += ak * trans[mrow + l]
+            if e1 != 0.0:
+                ya = labels[start + t - 1]
+                yb = labels[start + t]
+                alpha[row + yb] += alpha[prev + ya] * trans[ya * K + yb] * e1
             for k in range(K):
                 alpha[row + k] *= emit[row + k]
         c = 0.0
@@ -149,55 +180,93 @@ def logsumexp(x, start, stop):
 
 
 @njit(**NJIT)
-def _forward_backward_log(scores, T, K, w, trans_offset, alpha, beta, emit, unary, pair):
-    """Forward-backward in log space (slow, exact at any scale); returns log Z."""
-    # alpha/beta hold log messages; emit serves as a K-sized scratch buffer.
+def _chain_log(scores, T, K, tw, ow, bonus, labels, start, alpha, beta, tmp, unary, pair,
+               sum_pairs):
+    """:func:`chain_marginals` in log space (slow, exact at any scale).
+
+    ``alpha``/``beta`` receive log messages; ``tmp`` is a K-sized scratch buffer.
+    """
+    KK = K * K
     for k in range(K):
         alpha[k] = scores[k]
     for t in range(1, T):
+        gold = labels[start + t - 1] * K + labels[start + t] if bonus != 0.0 else -1
         for l in range(K):
             for k in range(K):
-                emit[k] = alpha[(t - 1) * K + k] + w[trans_offset + k * K + l]
-            alpha[t * K + l] = logsumexp(emit, 0, K) + scores[t * K + l]
+                b = bonus if k * K + l == gold else 0.0
+                tmp[k] = alpha[(t - 1) * K + k] + tw[ow + k * K + l] + b
+            alpha[t * K + l] = logsumexp(tmp, 0, K) + scores[t * K + l]
     logz = logsumexp(alpha, (T - 1) * K, T * K)
     for k in range(K):
         beta[(T - 1) * K + k] = 0.0
     for t in range(T - 2, -1, -1):
+        gold = labels[start + t] * K + labels[start + t + 1] if bonus != 0.0 else -1
         for k in range(K):
             for l in range(K):
-                emit[l] = (w[trans_offset + k * K + l] + scores[(t + 1) * K + l]
-                           + beta[(t + 1) * K + l])
-            beta[t * K + k] = logsumexp(emit, 0, K)
-    for t in range(T):
-        for k in range(K):
-            unary[t * K + k] = np.exp(alpha[t * K + k] + beta[t * K + k] - logz)
+                b = bonus if k * K + l == gold else 0.0
+                tmp[l] = tw[ow + k * K + l] + b + scores[(t + 1) * K + l] + beta[(t + 1) * K + l]
+            beta[t * K + k] = logsumexp(tmp, 0, K)
+    for j in range(T * K):
+        unary[j] = np.exp(alpha[j] + beta[j] - logz)
+    if sum_pairs:
+        for j in range(KK):
+            pair[j] = 0.0
+    true_mass = 0.0
     for t in range(T - 1):
+        gold = labels[start + t] * K + labels[start + t + 1] if bonus != 0.0 else -1
+        prow = 0 if sum_pairs else t * KK
         for k in range(K):
             for l in range(K):
-                pair[t * K * K + k * K + l] = np.exp(
-                    alpha[t * K + k] + w[trans_offset + k * K + l] + scores[(t + 1) * K + l]
-                    + beta[(t + 1) * K + l] - logz)
-    return logz
+                b = bonus if k * K + l == gold else 0.0
+                x = np.exp(alpha[t * K + k] + tw[ow + k * K + l] + b + scores[(t + 1) * K + l]
+                           + beta[(t + 1) * K + l] - logz)
+                if sum_pairs:
+                    pair[prow + k * K + l] += x
+                else:
+                    pair[prow + k * K + l] = x
+                if k * K + l == gold:
+                    true_mass += x
+    return logz, true_mass
+
+
+@njit(inline="always", **NJIT_FAST)
+def _sum_products(a, a0, b, b0, n):
+    """sum_l a[a0 + l] b[b0 + l], in a loop that writes nothing.
+
+    A vectorized (reassociated) sum in a loop that also stores gets runtime alias checks,
+    whose scalar fallback sums in another order: the result would depend on where the
+    arrays lie in memory, and runs would not be reproducible bit for bit.
+    """
+    s = 0.0
+    for l in range(n):
+        s += a[a0 + l] * b[b0 + l]
+    return s
 
 
 @njit(**NJIT_FAST)
-def forward_backward_scaled(scores, T, K, trans, trans_max, emit, alpha, beta, scale, unary,
-                            pair):
-    """The scaled forward-backward alone; returns log Z, or NaN if it left the safe range.
+def _chain_scaled(scores, T, K, trans, trans_max, emit, alpha, beta, scale, unary, pair, e1,
+                  labels, start, sum_pairs):
+    """The scaled forward-backward alone; returns (log Z, gold mass), log Z = NaN if it
+    left the safe range.
 
     On success the buffers also hold what the log-marginals are made of:
     ``alpha[t*K + k]`` = normalized forward message a_t(k) and, for t >= 1,
     ``emit[t*K + l]`` = g_t(l) = exp(s_t(l) - max_k s_t(k)) b_t(l) / c_t, so that
-    p(y_t = k, y_{t+1} = l) = a_t(k) exp(W[k, l] - max W) g_{t+1}(l).
+    p(y_t = k, y_{t+1} = l) = a_t(k) exp(W[k, l] - max W) g_{t+1}(l) (times exp(bonus)
+    on the gold transition).
     """
-    logz = _forward(scores, T, K, trans, trans_max, emit, alpha, scale)
+    logz = _forward(scores, T, K, trans, trans_max, emit, alpha, scale, e1, labels, start)
     if logz != logz:
-        return logz
+        return logz, 0.0
     KK = K * K
     last = (T - 1) * K
     for k in range(K):
         beta[last + k] = 1.0
         unary[last + k] = alpha[last + k]
+    if sum_pairs:
+        for j in range(KK):
+            pair[j] = 0.0
+    true_mass = 0.0
     bmax = 0.0
     for t in range(T - 2, -1, -1):
         row = t * K
@@ -206,48 +275,75 @@ def forward_backward_scaled(scores, T, K, trans, trans_max, emit, alpha, beta, s
         # emit of token t+1 is no longer needed: reuse it for g = emit * beta / c
         for l in range(K):
             emit[nxt + l] = emit[nxt + l] * beta[nxt + l] * inv
-        prow = t * KK
+        prow = 0 if sum_pairs else t * KK
         for k in range(K):
             ak = alpha[row + k]
             mrow = k * K
-            s = 0.0
-            for l in range(K):
-                x = trans[mrow + l] * emit[nxt + l]
-                s += x
-                pair[prow + mrow + l] = ak * x
+            # the sum in a loop of its own: see _sum_products
+            s = _sum_products(trans, mrow, emit, nxt, K)
+            if sum_pairs:
+                for l in range(K):
+                    pair[mrow + l] += ak * (trans[mrow + l] * emit[nxt + l])
+            else:
+                for l in range(K):
+                    pair[prow + mrow + l] = ak * (trans[mrow + l] * emit[nxt + l])
             beta[row + k] = s
             unary[row + k] = ak * s
             bmax = max(bmax, s)
+        if e1 != 0.0:
+            ya = labels[start + t]
+            yb = labels[start + t + 1]
+            x = trans[ya * K + yb] * emit[nxt + yb]
+            beta[row + ya] += x * e1
+            pair[prow + ya * K + yb] += alpha[row + ya] * x * e1
+            true_mass += alpha[row + ya] * x * (e1 + 1.0)
+            unary[row + ya] = alpha[row + ya] * beta[row + ya]
+            bmax = max(bmax, beta[row + ya])
     if not bmax < _SAFE_MAX:
-        return np.nan
-    return logz
+        return np.nan, 0.0
+    return logz, true_mass
 
 
 @njit(**NJIT)
-def forward_backward(scores, T, K, trans, trans_max, w, n_attr,
-                     emit, alpha, beta, scale, unary, pair):
-    """log Z, unary marginals ``unary[:T*K]`` and pairwise marginals ``pair[:(T-1)*K*K]``.
+def chain_marginals(ws, T, K, tw, ow, trans_max, bonus, labels, start, sum_pairs):
+    """Marginals of the chain with unary log-potentials ``ws.scores[:T*K]``, transition
+    log-potentials W = ``tw[ow:ow + K*K]`` (``ws.trans`` = exp(W - trans_max) already, from
+    :func:`transition_potentials`) and a log-potential ``bonus`` on the gold transition
+    (``labels[start + t]``, ``labels[start + t + 1]``) of every edge.
 
-    ``scores`` are the unary scores of the sequence, ``trans``/``trans_max`` come
-    from :func:`transition_potentials` at the same weights ``w``. Scaled
-    recursion, redone in log space if a scale factor under- or overflows.
+    Writes the unary marginals into ``ws.unary[:T*K]`` and the pairwise marginals into
+    ``ws.pair``, per edge, or summed over the edges into ``ws.pair[:K*K]`` if
+    ``sum_pairs``. Returns (log Z, sum over edges of the gold transition's probability).
+    Scaled recursion, redone in log space if a scale factor under- or overflows.
     """
-    logz = forward_backward_scaled(scores, T, K, trans, trans_max, emit, alpha, beta, scale,
-                                   unary, pair)
+    e1 = np.expm1(bonus) if bonus != 0.0 else 0.0
+    logz, true_mass = _chain_scaled(ws.scores, T, K, ws.trans, trans_max, ws.emit, ws.alpha,
+                                    ws.beta, ws.scale, ws.unary, ws.pair, e1, labels, start,
+                                    sum_pairs)
     if logz != logz:
-        return _forward_backward_log(scores, T, K, w, n_attr * K + 3 * K,
-                                     alpha, beta, emit, unary, pair)
-    return logz
+        return _chain_log(ws.scores, T, K, tw, ow, bonus, labels, start, ws.alpha, ws.beta,
+                          ws.emit, ws.unary, ws.pair, sum_pairs)
+    return logz, true_mass
+
+
+@njit(**NJIT)
+def forward_backward(ws, T, K, trans_max, w, n_attr):
+    """log Z of the model's chain (unary scores in ``ws.scores``, ``ws.trans`` from
+    :func:`transition_potentials` at the same weights ``w``), with its unary and pairwise
+    marginals in ``ws.unary[:T*K]`` and ``ws.pair[:(T-1)*K*K]``."""
+    return chain_marginals(ws, T, K, w, transition_offset(n_attr, K), trans_max, 0.0,
+                           NO_LABELS, 0, False)[0]
 
 
 @njit(**NJIT_FAST)
-def forward_logz(scores, T, K, trans, trans_max, w, n_attr, emit, alpha, beta, scale,
-                 unary, pair):
-    """log Z alone (one forward pass), falling back to log space like forward_backward."""
-    logz = _forward(scores, T, K, trans, trans_max, emit, alpha, scale)
+def forward_logz(ws, T, K, trans_max, tw, ow):
+    """log Z alone (one forward pass) of the chain of ``ws.scores`` and the transition
+    log-potentials ``tw[ow:]``, falling back to log space like :func:`chain_marginals`."""
+    logz = _forward(ws.scores, T, K, ws.trans, trans_max, ws.emit, ws.alpha, ws.scale, 0.0,
+                    NO_LABELS, 0)
     if logz != logz:
-        return _forward_backward_log(scores, T, K, w, n_attr * K + 3 * K,
-                                     alpha, beta, emit, unary, pair)
+        return _chain_log(ws.scores, T, K, tw, ow, 0.0, NO_LABELS, 0, ws.alpha, ws.beta,
+                          ws.emit, ws.unary, ws.pair, False)[0]
     return logz
 
 
@@ -257,7 +353,7 @@ def viterbi(scores, T, K, w, n_attr, delta, back, path):
 
     ``delta`` needs 2*K entries, ``back`` T*K. Ties go to the smallest label.
     """
-    ow = n_attr * K + 3 * K
+    ow = transition_offset(n_attr, K)
     for k in range(K):
         delta[k] = scores[k]
     cur = 0
@@ -290,7 +386,7 @@ def viterbi(scores, T, K, w, n_attr, delta, back, path):
 @njit(**NJIT)
 def labeling_score(scores, T, K, w, n_attr, labels, start):
     """score(x, y) of the labeling ``labels[start:start+T]`` given the unary scores."""
-    ow = n_attr * K + 3 * K
+    ow = transition_offset(n_attr, K)
     s = 0.0
     for t in range(T):
         s += scores[t * K + labels[start + t]]
@@ -303,9 +399,8 @@ def sequence_marginals(w, n_attr, K, seq, i):
     """log Z, unary (T, K) and pairwise (T-1, K, K) marginals of sequence i (allocating)."""
     T = int(seq.offsets[i + 1] - seq.offsets[i])
     ws = make_workspace(T, K)
-    unary_scores(w, n_attr, K, seq.offsets, seq.attr_indptr, seq.attr_indices, i, ws.scores)
-    tmax = transition_potentials(w, n_attr, K, ws.trans)
-    logz = forward_backward(ws.scores, T, K, ws.trans, tmax, w, n_attr, ws.emit, ws.alpha,
-                            ws.beta, ws.scale, ws.unary, ws.pair)
+    unary_scores(w, n_attr, K, seq, i, ws.scores)
+    tmax = transition_potentials(w, transition_offset(n_attr, K), K, ws.trans)
+    logz = forward_backward(ws, T, K, tmax, w, n_attr)
     return (logz, ws.unary[: T * K].reshape(T, K).copy(),
             ws.pair[: (T - 1) * K * K].reshape(T - 1, K, K).copy())

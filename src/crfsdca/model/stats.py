@@ -2,28 +2,30 @@
 
 Phi_i depends on the marginals only through the unary marginals and the
 pairwise marginals summed over edges (``baselines.md`` section 1). Its emission
-part touches only the rows of attributes present in sequence i.
+part touches only the rows of attributes present in sequence i, each entry weighted by
+the attribute's value (1 for binary attributes).
 """
 
 from numba import njit
 
-from ._fastmath import NJIT
+from ..jit import NJIT
 
 
 @njit(**NJIT)
-def add_marginal_stats(out, scale, unary, u0, pair, p0, T, K, n_attr, offsets, attr_indptr,
-                       attr_indices, i):
+def add_marginal_stats(out, scale, unary, u0, pair, p0, T, K, n_attr, seq, i):
     """out += scale * Phi_i(mu); ``unary[u0:]`` is T x K, ``pair[p0:]`` (T-1) x K x K."""
-    start = offsets[i]
+    start = seq.offsets[i]
+    real = len(seq.attr_values) > 0
     ob = n_attr * K
     ow = ob + 3 * K
     for t in range(T):
         row = u0 + t * K
         tok = start + t
-        for j in range(attr_indptr[tok], attr_indptr[tok + 1]):
-            base = attr_indices[j] * K
+        for j in range(seq.attr_indptr[tok], seq.attr_indptr[tok + 1]):
+            base = seq.attr_indices[j] * K
+            c = scale * seq.attr_values[j] if real else scale
             for k in range(K):
-                out[base + k] += scale * unary[row + k]
+                out[base + k] += c * unary[row + k]
         for k in range(K):
             out[ob + 3 * k] += scale * unary[row + k]
     for k in range(K):
@@ -37,8 +39,10 @@ def add_marginal_stats(out, scale, unary, u0, pair, p0, T, K, n_attr, offsets, a
 
 
 @njit(**NJIT)
-def add_label_stats(out, scale, K, n_attr, offsets, labels, attr_indptr, attr_indices, i):
+def add_label_stats(out, scale, K, n_attr, seq, i):
     """out += scale * F(x_i, y_i), the features of the gold labeling."""
+    offsets, labels = seq.offsets, seq.labels
+    real = len(seq.attr_values) > 0
     start = offsets[i]
     T = offsets[i + 1] - start
     ob = n_attr * K
@@ -46,8 +50,8 @@ def add_label_stats(out, scale, K, n_attr, offsets, labels, attr_indptr, attr_in
     for t in range(T):
         tok = start + t
         y = labels[tok]
-        for j in range(attr_indptr[tok], attr_indptr[tok + 1]):
-            out[attr_indices[j] * K + y] += scale
+        for j in range(seq.attr_indptr[tok], seq.attr_indptr[tok + 1]):
+            out[seq.attr_indices[j] * K + y] += scale * seq.attr_values[j] if real else scale
         out[ob + 3 * y] += scale
     out[ob + 3 * labels[start] + 1] += scale
     out[ob + 3 * labels[start + T - 1] + 2] += scale

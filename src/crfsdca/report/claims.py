@@ -4,7 +4,7 @@ Every claim is a function of the tidy frame (:mod:`.load`, with sub-optimality) 
 returns a :class:`Claim`: a verdict (``supported``, ``not supported`` or
 ``not enough data``) and one sentence with the numbers behind it. The decision rules and
 their thresholds are in each function's docstring and in :data:`THRESHOLDS`; the
-comparison of two methods is :func:`crfsdca.report.metrics.compare` (who reaches the
+comparison of two methods is :func:`crfsdca.report.curves.compare` (who reaches the
 deepest sub-optimality decade first, ties within 5%).
 """
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from . import metrics
+from . import curves
 from .load import (
     DATASET_ORDER,
     dataset_sort_key,
@@ -81,7 +81,7 @@ def _beats_everywhere(frame, key, paper, a, b, x, unit, figure, datasets=None) -
         return Claim(key, paper, NO_DATA, f"no dataset has both {a} and {b} runs", figure)
     parts, wins = [], []
     for ds in dss:
-        c = metrics.compare(_rows(frame, a, ds), _rows(frame, b, ds), x)
+        c = curves.compare(_rows(frame, a, ds), _rows(frame, b, ds), x)
         wins.append(c.winner == "a")
         note = {"a": "", "tie": " [tie]", "b": f" [{b} ahead]", "none": " [no data]"}[c.winner]
         parts.append(f"{dataset_title(ds)}: {c.describe(a, b, unit)}{note}")
@@ -129,19 +129,19 @@ def max_fails_ocr(frame: pd.DataFrame) -> Claim:
     if not len(mx):
         return Claim(key, paper, NO_DATA, "no SDCA-MAX run on OCR", fig)
     x = "oracle_epochs"
-    stats = [metrics.stall(g, x) for _, g in metrics.runs(mx, x)]
+    stats = [curves.stall(g, x) for _, g in curves.runs(mx, x)]
     budget = min(s[0] for s in stats)
     if not budget >= th["stall_min_budget"]:
         return Claim(key, paper, NO_DATA, f"SDCA-MAX on OCR ran {budget:.3g} oracle calls / n, "
                      f"fewer than the {th['stall_min_budget']:g} needed to judge a plateau", fig)
-    final = metrics.median(s[1] for s in stats)
-    gained = metrics.median(s[2] for s in stats)
+    final = curves.median(s[1] for s in stats)
+    gained = curves.median(s[2] for s in stats)
     refs = []
     for lab in ("SDCA-GAP", "SDCA", "SDCA-IMP"):
         r = _rows(frame, lab, "ocr")
         if len(r):
-            v = metrics.median(metrics.log_subopt_at(g, x, min(budget, g[x].max()))
-                               for _, g in metrics.runs(r, x))
+            v = curves.median(curves.log_subopt_at(g, x, min(budget, g[x].max()))
+                               for _, g in curves.runs(r, x))
             if math.isfinite(v):
                 refs.append((v, lab))
     stalled = gained < th["stall_decades"]
@@ -176,21 +176,21 @@ def nonuniformity_ner(frame: pd.DataFrame) -> Claim:
                      f"smaller theta (have: {', '.join(fmt_num(t) for t in thetas) or 'none'})",
                      fig)
     x = "oracle_epochs"
-    budget = metrics.x_range(data, x)
+    budget = curves.x_range(data, x)
     by = {t: data[np.isclose(data["non_uniformity"], t)] for t in thetas}
     ref = by[[t for t in thetas if np.isclose(t, 0.8)][0]]
     target = None
-    floor = metrics.resolution(data)
-    for t in reversed(metrics.TARGET_DECADES):
-        if t >= floor and math.isfinite(metrics.median(metrics.first_reach(g, x, t, True, budget)
-                                        for _, g in metrics.runs(ref, x))):
+    floor = curves.resolution(data)
+    for t in reversed(curves.TARGET_DECADES):
+        if t >= floor and math.isfinite(curves.median(curves.first_reach(g, x, t, True, budget)
+                                        for _, g in curves.runs(ref, x))):
             target = t
             break
     if target is None:
         return Claim(key, paper, NO_DATA, "SDCA-GAP at theta = 0.8 on NER reaches no "
                      "sub-optimality decade within the common budget", fig)
-    need = {t: metrics.median(metrics.first_reach(g, x, target, True, budget)
-                              for _, g in metrics.runs(r, x)) for t, r in by.items()}
+    need = {t: curves.median(curves.first_reach(g, x, target, True, budget)
+                              for _, g in curves.runs(r, x)) for t, r in by.items()}
     t08 = [t for t in thetas if np.isclose(t, 0.8)][0]
     lows = [t for t in thetas if t <= t08 + 1e-9]
     helps = need[lows[0]] >= th["theta_helps"] * need[t08]
@@ -235,10 +235,10 @@ def single_newton_fails_ner_only(frame: pd.DataFrame) -> Claim:
     fails, parts = {}, []
     for ds in dss:
         ra, rb = _rows(frame, a, ds), _rows(frame, b, ds)
-        budget = min(metrics.x_range(ra, x), metrics.x_range(rb, x))
-        va = metrics.median(metrics.log_subopt_at(g, x, budget) for _, g in metrics.runs(ra, x))
-        vb = metrics.median(metrics.log_subopt_at(g, x, budget) for _, g in metrics.runs(rb, x))
-        div = metrics.diverged(ra)
+        budget = min(curves.x_range(ra, x), curves.x_range(rb, x))
+        va = curves.median(curves.log_subopt_at(g, x, budget) for _, g in curves.runs(ra, x))
+        vb = curves.median(curves.log_subopt_at(g, x, budget) for _, g in curves.runs(rb, x))
+        div = curves.diverged(ra)
         fails[ds] = div or not (va - vb < THRESHOLDS["newton_fail_behind"])
         parts.append(f"{dataset_title(ds)}: {'diverges, ' if div else ''}log10 sub-opt at "
                      f"{budget:.3g} updates / n {va:.2f} (single Newton) vs {vb:.2f} (line "
@@ -257,7 +257,7 @@ def gap_estimate_factor2(frame: pd.DataFrame) -> Claim:
     data = sdca_runs(frame, "gap")
     parts, oks, checked = [], [], []
     for ds in sorted(data["dataset"].unique(), key=dataset_sort_key) if len(data) else []:
-        r = np.concatenate([metrics.gap_ratios(g) for _, g in metrics.runs(
+        r = np.concatenate([curves.gap_ratios(g) for _, g in curves.runs(
             data[data["dataset"] == ds])] or [np.empty(0)])
         if not len(r):
             continue
@@ -269,7 +269,7 @@ def gap_estimate_factor2(frame: pd.DataFrame) -> Claim:
                      f"over {len(r)} checkpoints ({100 * within:.0f}% within a factor 2)")
     if not checked:
         return Claim(key, paper, NO_DATA, "no SDCA-GAP checkpoint after "
-                     f"{metrics.GAP_BURN_IN:g} epochs with a known true gap", fig)
+                     f"{curves.GAP_BURN_IN:g} epochs with a known true gap", fig)
     return Claim(key, paper, SUPPORTED if all(oks) else NOT_SUPPORTED,
                  "; ".join(parts) + _coverage(checked) + ".", fig)
 
@@ -286,7 +286,7 @@ def gap_fewer_updates_than_sagnus(frame: pd.DataFrame) -> Claim:
         return Claim(key, paper, NO_DATA, "no dataset has both SDCA-GAP and SAG-NUS runs", fig)
     parts, ok = [], []
     for ds in dss:
-        c = metrics.compare(_rows(frame, a, ds), _rows(frame, b, ds), x)
+        c = curves.compare(_rows(frame, a, ds), _rows(frame, b, ds), x)
         expected = c.winner != "a" if ds == "ocr" else c.winner == "a"
         ok.append(expected)
         who = {"a": a, "b": b, "tie": "tie", "none": "no data"}[c.winner]
@@ -306,10 +306,10 @@ def line_search_cost(frame: pd.DataFrame) -> Claim:
     data = sdca_runs(frame, "gap")
     per = []
     for ds in sorted(data["dataset"].unique(), key=dataset_sort_key) if len(data) else []:
-        vals = [metrics.line_search_summary(g) for _, g in metrics.runs(
+        vals = [curves.line_search_summary(g) for _, g in curves.runs(
             data[data["dataset"] == ds])]
-        it = metrics.median(v[0] for v in vals)
-        sh = metrics.median(v[1] for v in vals)
+        it = curves.median(v[0] for v in vals)
+        sh = curves.median(v[1] for v in vals)
         if math.isfinite(it) or math.isfinite(sh):
             per.append((ds, it, sh))
     if not per:

@@ -25,7 +25,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from ..io import atomic_path
-from . import metrics
+from . import catalog, curves
 from .load import (
     DATASET_ORDER,
     PAPER_METHODS,
@@ -34,6 +34,7 @@ from .load import (
     dataset_title,
     fmt_num,
     method_sort_key,
+    safe_log10,
     sdca_runs,
     select_labels,
     subprecision_runs,
@@ -353,10 +354,10 @@ def fig9_gap_estimate(frame: pd.DataFrame, datasets: Iterable[str] | None = None
                         xlabel="epochs (parameter updates / n)", ylabel="log10 duality gap",
                         title=dataset_title(ds), empty=f"no SDCA-GAP runs on "
                         f"{dataset_title(ds)}", cap_log=False)
-        ratios = np.concatenate([metrics.gap_ratios(g) for _, g in metrics.runs(d)] or
+        ratios = np.concatenate([curves.gap_ratios(g) for _, g in curves.runs(d)] or
                                 [np.empty(0)])
         if len(ratios):
-            ax.text(0.98, 0.97, f"estimate / true after {metrics.GAP_BURN_IN:g} epochs:\n"
+            ax.text(0.98, 0.97, f"estimate / true after {curves.GAP_BURN_IN:g} epochs:\n"
                     f"{ratios.min():.2f} to {ratios.max():.2f}", transform=ax.transAxes,
                     ha="right", va="top", fontsize="small",
                     bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "0.8"})
@@ -394,10 +395,10 @@ def subprecision(frame: pd.DataFrame, datasets: Iterable[str] | None = None) -> 
         stats = []
         for s in subs:
             runs_s = d[d["subprecision"] == s] if len(d) else d
-            vals = [metrics.line_search_summary(g) for _, g in metrics.runs(runs_s)]
+            vals = [curves.line_search_summary(g) for _, g in curves.runs(runs_s)]
             if vals:
-                stats.append((s, metrics.median(v[0] for v in vals),
-                              metrics.median(v[1] for v in vals)))
+                stats.append((s, curves.median(v[0] for v in vals),
+                              curves.median(v[1] for v in vals)))
         if not stats:
             _no_data(ax)
             ax.set_xlabel("sub-precision")
@@ -434,29 +435,32 @@ def wallclock(frame: pd.DataFrame, datasets: Iterable[str] | None = None,
     return fig
 
 
-FIGURES: dict[str, Callable[[pd.DataFrame], Figure]] = {
-    "fig2_sampling": fig2_sampling,
-    "fig3_nonuniformity": fig3_nonuniformity,
-    "fig4_methods": fig4_methods,
-    "fig7_test_error": fig7_test_error,
-    "fig8_line_search": fig8_line_search,
-    "fig9_gap_estimate": fig9_gap_estimate,
-    "subprecision": subprecision,
-    "wallclock": wallclock,
-}
-"""Figure name (command line, file name) -> function."""
+def threads(frame: pd.DataFrame, datasets: Iterable[str] | None = None) -> Figure:
+    """SDCA-GAP on each number of threads: relative sub-optimality against seconds."""
+    data = frame[(frame["base_label"] == "SDCA-GAP") & frame["changed"].isin(["", "threads"])] \
+        if len(frame) else frame
+    if len(data):
+        data = data[data.groupby("dataset")["threads"].transform("nunique") > 1].copy()
+        data["log10_rel_subopt"] = safe_log10(data["subopt"] / data["p_star"].abs())
+        data["key"] = data["threads"].map(lambda t: f"{t} thread" + ("s" if t > 1 else ""))
+    keys = sorted(data["key"].unique(), key=lambda k: int(k.split()[0])) if len(data) else []
+    shade = sequential_colors([int(k.split()[0]) for k in keys], "viridis")
+    colors = {k: shade[float(k.split()[0])] for k in keys}
+    if datasets is None and len(data):  # the datasets with a thread-scaling study
+        datasets = sorted(data["dataset"].unique(), key=dataset_sort_key)
+    fig, panels = _dataset_grid(frame, datasets, data, "SDCA-GAP on several threads")
+    drawn = []
+    for ax, ds, d in panels:
+        drawn += _panel(ax, d, "seconds", "log10_rel_subopt", "key", colors,
+                        xlabel="seconds (solver time)",
+                        ylabel="log10 relative sub-optimality", title=dataset_title(ds))
+    _legend(fig, [k for k in keys if k in drawn], colors)
+    return fig
 
-CAPTIONS = {
-    "fig2_sampling": "Figure 2: SDCA's sampling schemes on OCR at non-uniformity 0.8.",
-    "fig3_nonuniformity": "Figure 3: gap sampling on NER at non-uniformity 0 to 1.",
-    "fig4_methods": "Figure 4 (with Figure 6's oracle-call panels): SDCA, SDCA-GAP, "
-                    "SAG-NUS, SAG-NUS*, OEG on the four datasets.",
-    "fig7_test_error": "Figure 7: test error against epochs.",
-    "fig8_line_search": "Figure 8: full line search against a single Newton step.",
-    "fig9_gap_estimate": "Figure 9: estimated and true duality gap along SDCA-GAP runs.",
-    "subprecision": "Section 6.2: line-search sub-precision 1e-1 to 1e-8.",
-    "wallclock": "Every method against solver seconds.",
-}
+
+FIGURES: dict[str, Callable[[pd.DataFrame], Figure]] = {
+    name: globals()[name] for name in catalog.FIGURES}
+"""Figure name (:data:`crfsdca.report.catalog.FIGURES`) -> the function of that name."""
 
 
 def draw(name: str, frame: pd.DataFrame) -> Figure:
@@ -466,6 +470,17 @@ def draw(name: str, frame: pd.DataFrame) -> Figure:
     with sns.axes_style(STYLE["style"]), sns.plotting_context(STYLE["context"],
                                                               font_scale=STYLE["font_scale"]):
         return FIGURES[name](frame)
+
+
+def has_data(fig: Figure) -> bool:
+    """Whether any panel of ``fig`` shows data (a line, a point or a bar), not only "no
+    data" notes: a figure without any is an error, not a result."""
+    for ax in fig.axes:
+        if ax.patches or any(len(line.get_xdata()) for line in ax.lines):
+            return True
+        if any(len(getattr(c, "get_offsets", lambda: [])()) for c in ax.collections):
+            return True
+    return False
 
 
 def save_figure(fig: Figure, png: str | os.PathLike | None = None,

@@ -1,8 +1,10 @@
 """Run directories -> one tidy DataFrame, with method labels and primal sub-optimality.
 
 A run directory (``results/runs/{dataset}/{run_id}/``) holds ``trace.csv`` and
-``meta.json`` (see :func:`crfsdca.training.save_run`). What a run is (its method, its
-options, its dataset) is read from ``meta.json`` only, never from directory names.
+``meta.json`` (see :mod:`crfsdca.rundir`). What a run is (its method, its options, its
+dataset) is read from ``meta.json`` only, never from directory names. A run whose status
+is not a finished one (interrupted, terminated, diverged) is refused, or with
+``skip_unfinished`` left out and listed: its curve would pass for a result.
 
 Sub-optimality is P(w) - P*, with, per dataset, P* = min(L-BFGS optimum's p_star,
 smallest primal value in any trace of that dataset) (``baselines.md`` section 7). A trace
@@ -25,33 +27,22 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ConfigError, DataFormatError
+from ..solvers import registry
 from ..solvers.monitor import TRACE_COLUMNS
+from ..solvers.options import short_number
+from ..status import FINISHED
 
 log = logging.getLogger("crfsdca.report")
 
 DATASET_ORDER = ("ocr", "conll", "ner", "pos")
 """The paper's datasets, in its order; others follow alphabetically."""
 
-SDCA_DEFAULTS = {"non_uniformity": 0.8, "line_search": "newton", "subprecision": 1e-3}
-"""SDCA options of the paper's SDCA-GAP; other values are appended to the label."""
-
-SAMPLER_LABELS = {
-    "uniform": "SDCA", "gap": "SDCA-GAP", "importance": "SDCA-IMP",
-    "gap-importance": "SDCA-GAPxIMP", "max": "SDCA-MAX", "perm": "SDCA-PERM",
-    "cyclic": "SDCA-CYCLIC",
-}
-SOLVER_LABELS = {"sag": "SAG", "sag-nus": "SAG-NUS", "sag-nus-star": "SAG-NUS*",
-                 "oeg": "OEG", "lbfgs": "L-BFGS", "crfsuite": "CRFsuite L-BFGS"}
-THETA_FREE = ("uniform", "perm", "cyclic")
-"""Samplers for which the non-uniformity theta plays no role."""
-
-METHOD_ORDER = ("SDCA", "SDCA-GAP", "SDCA-IMP", "SDCA-GAPxIMP", "SDCA-MAX", "SDCA-PERM",
-                "SDCA-CYCLIC", "SAG", "SAG-NUS", "SAG-NUS*", "OEG", "L-BFGS",
-                "CRFsuite L-BFGS")
-"""Legend and table order of the methods (variants follow their base method)."""
-
 PAPER_METHODS = ("SDCA", "SDCA-GAP", "SAG-NUS", "SAG-NUS*", "OEG")
 """The methods of the paper's Figures 4, 6 and 7."""
+
+CRFSUITE_LABEL = "CRFsuite L-BFGS"
+METHOD_ORDER = registry.base_labels() + (CRFSUITE_LABEL,)
+"""Legend and table order of the methods (variants follow their base method)."""
 
 FOREIGN_SOLVERS = ("crfsuite",)
 """Runs whose trace primal is another program's own loss, not our P(w): they never set P*
@@ -74,16 +65,7 @@ def foreign_below(primal: float, p_star: float, n) -> bool:
 """A trace below the L-BFGS P* by more than this (relative) makes a weak-P* warning."""
 
 
-def fmt_num(x: float) -> str:
-    """Short number for labels: 1e-4, 1e-1, 2.5e-5, 0.5, 10."""
-    x = float(x)
-    if x == 0 or not math.isfinite(x):
-        return f"{x:g}"
-    if 0.1 < abs(x) < 1e4:
-        return f"{x:g}"
-    mantissa, exponent = f"{x:.6e}".split("e")
-    mantissa = mantissa.rstrip("0").rstrip(".")
-    return f"{mantissa}e{int(exponent)}"
+fmt_num = short_number
 
 
 def _close(a, b, rel: float = 1e-9) -> bool:
@@ -95,46 +77,26 @@ def _close(a, b, rel: float = 1e-9) -> bool:
 
 
 def method_label(solver: dict) -> str:
-    """The paper's name of a run's method, from its ``meta.json`` "solver" entry.
-
-    SDCA: by sampler (SDCA = uniform, SDCA-GAP, SDCA-IMP, SDCA-GAPxIMP, SDCA-MAX,
-    SDCA-PERM, SDCA-CYCLIC), with non-default options appended: ``theta=0.5``
-    (non-uniformity, default 0.8), ``single Newton`` / ``fixed step`` / ``golden``
-    (line search, default newton), the sub-precision (default 1e-3, e.g. ``1e-4``),
-    ``refresh=k``, ``float32``. Others: SAG, SAG-NUS, SAG-NUS*, OEG, L-BFGS,
-    CRFsuite L-BFGS (solver "crfsuite").
-    """
+    """The paper's name of a run's method from its ``meta.json`` "solver" entry
+    (:func:`crfsdca.solvers.registry.method_label`); CRFsuite's runs are "CRFsuite
+    L-BFGS"."""
     solver = solver or {}
-    name = str(solver.get("solver", "?"))
-    if name == "crfsuite":
+    if solver.get("solver") == "crfsuite":
         alg = str(solver.get("algorithm", "lbfgs")).lower()
-        return "CRFsuite L-BFGS" if alg in ("lbfgs", "l-bfgs") else f"CRFsuite {alg.upper()}"
-    if name != "sdca":
-        return SOLVER_LABELS.get(name, name.upper())
-    sampler = str(solver.get("sampler", "gap"))
-    parts = [SAMPLER_LABELS.get(sampler, f"SDCA-{sampler.upper()}")]
-    theta = solver.get("non_uniformity", SDCA_DEFAULTS["non_uniformity"])
-    if sampler not in THETA_FREE and theta is not None and not _close(
-            theta, SDCA_DEFAULTS["non_uniformity"]):
-        parts.append(f"theta={fmt_num(theta)}")
-    ls = str(solver.get("line_search", "newton"))
-    if ls == "single-newton":
-        parts.append("single Newton")
-    elif ls == "fixed":
-        step = solver.get("step_size")
-        parts.append("fixed step" + (f"={fmt_num(step)}" if step is not None else ""))
-    elif ls != "newton":
-        parts.append(ls)
-    sub = solver.get("subprecision", SDCA_DEFAULTS["subprecision"])
-    if ls in ("newton", "golden") and sub is not None and not _close(
-            sub, SDCA_DEFAULTS["subprecision"]):
-        parts.append(fmt_num(sub))
-    refresh = solver.get("refresh_every") or 0
-    if refresh:
-        parts.append(f"refresh={fmt_num(refresh)}")
-    if solver.get("store_dtype", "float64") not in (None, "float64"):
-        parts.append(str(solver["store_dtype"]))
-    return " ".join(parts)
+        return CRFSUITE_LABEL if alg in ("lbfgs", "l-bfgs") else f"CRFsuite {alg.upper()}"
+    return registry.method_label(solver)
+
+
+def changed_options(solver: dict) -> str:
+    """The options of a run that make its label a variant of its base method (SDCA's
+    sampler aside), comma-separated."""
+    s = registry.SOLVERS.get((solver or {}).get("solver"))
+    if s is None:
+        return ""
+    values = {k: v for k, v in solver.items() if k in s.options.names()}
+    skip = () if s.base_option is None else (s.base_option,)
+    threads = ["threads"] if int(solver.get("threads") or 1) > 1 else []
+    return ",".join(s.options.changed(values, skip) + threads)
 
 
 def base_label(label: str) -> str:
@@ -234,9 +196,9 @@ class RunSet:
             self.runs) else []
 
 
-RUN_COLUMNS = ("dataset", "run", "run_name", "label", "base_label", "variant", "solver",
-               "sampler", "non_uniformity", "line_search", "subprecision", "seed", "lam", "n",
-               "status", "solver_seconds", "labels_missing")
+RUN_COLUMNS = ("dataset", "run", "run_name", "label", "base_label", "variant", "changed",
+               "solver", "sampler", "non_uniformity", "line_search", "subprecision", "seed",
+               "threads", "lam", "n", "status", "solver_seconds", "labels_missing")
 
 
 def _run_record(run_dir: Path, meta: dict) -> dict:
@@ -247,6 +209,7 @@ def _run_record(run_dir: Path, meta: dict) -> dict:
     return {
         "dataset": str(ds.get("name", "?")), "run": str(run_dir), "run_name": run_dir.name,
         "label": label, "base_label": base_label(label), "variant": label != base_label(label),
+        "changed": changed_options(s),
         "solver": str(s.get("solver", "?")),
         "sampler": s.get("sampler") if is_sdca else None,
         "non_uniformity": float(s["non_uniformity"]) if is_sdca and s.get(
@@ -254,8 +217,9 @@ def _run_record(run_dir: Path, meta: dict) -> dict:
         "line_search": s.get("line_search") if is_sdca else None,
         "subprecision": float(s["subprecision"]) if is_sdca and s.get(
             "subprecision") is not None else math.nan,
-        "seed": s.get("seed"), "lam": float(s["lambda"]) if s.get("lambda") is not None
-        else math.nan, "n": ds.get("n"), "status": meta.get("status", "?"),
+        "seed": s.get("seed"), "threads": int(s.get("threads") or 1),
+        "lam": float(s["lambda"]) if s.get("lambda") is not None else math.nan,
+        "n": ds.get("n"), "status": meta.get("status", "?"),
         "solver_seconds": meta.get("solver_seconds", math.nan),
         # a CRFsuite run: labels absent from the training split, which CRFsuite does not
         # know, so its objective (and loss / n) differs from ours (meta.json "check")
@@ -273,10 +237,13 @@ def _labels_missing(meta: dict) -> float:
 
 
 def load_runs(paths: Iterable[str | os.PathLike],
-              optimum_paths: Iterable[str | os.PathLike] = ()) -> RunSet:
+              optimum_paths: Iterable[str | os.PathLike] = (),
+              skip_unfinished: bool = False) -> RunSet:
     """Read every run under ``paths`` and the reference optima; compute sub-optimality.
 
     Incomplete runs (no ``meta.json`` yet, or an empty trace) are skipped with a warning.
+    A run whose status is not in :data:`~crfsdca.status.FINISHED` is a DataFormatError,
+    or with ``skip_unfinished`` skipped with a warning naming it.
     """
     warnings: list[str] = []
     frames, records, machines = [], [], []
@@ -284,6 +251,14 @@ def load_runs(paths: Iterable[str | os.PathLike],
         meta, trace = read_run(run_dir)
         if trace.empty:
             warnings.append(f"{run_dir}: empty trace, run skipped")
+            continue
+        status = meta.get("status")
+        if status not in FINISHED:
+            if not skip_unfinished:
+                raise DataFormatError(run_dir / "meta.json", f"status {status!r} is not a "
+                                      f"finished run ({', '.join(FINISHED)}): rerun it, "
+                                      "remove it, or skip such runs (--skip-unfinished)")
+            warnings.append(f"{run_dir}: status {status!r}, not finished: run skipped")
             continue
         rec = _run_record(run_dir, meta)
         records.append(rec)
@@ -440,23 +415,16 @@ def safe_log10(values) -> np.ndarray:
 
 def sdca_runs(frame: pd.DataFrame, sampler: str | None = "gap",
               vary: str | None = None) -> pd.DataFrame:
-    """SDCA rows with ``sampler`` and the default options, except option ``vary``
-    (one of non_uniformity, line_search, subprecision), which may take any value."""
+    """SDCA rows with ``sampler`` and every other option at its default, except option
+    ``vary`` (non_uniformity, line_search, subprecision...), which may take any value."""
     if not len(frame):
         return frame
     m = frame["solver"] == "sdca"
     if sampler is not None:
         m &= frame["sampler"] == sampler
-    if vary != "non_uniformity" and sampler not in THETA_FREE:
-        m &= np.isclose(frame["non_uniformity"].astype(float), SDCA_DEFAULTS["non_uniformity"])
-    if vary != "line_search":
-        m &= frame["line_search"] == SDCA_DEFAULTS["line_search"]
-    if vary != "subprecision":
-        m &= np.isclose(frame["subprecision"].astype(float), SDCA_DEFAULTS["subprecision"])
-    sub = frame[m]
-    # other non-default options (refresh, float32) show in the label: keep the plain ones
-    other = sub["label"].str.contains(r" refresh=| float32", regex=True)
-    return sub[~other]
+    allowed = {vary} if vary is not None else set()
+    m &= frame["changed"].map(lambda c: set(filter(None, str(c).split(","))) <= allowed)
+    return frame[m]
 
 
 def subprecision_runs(frame: pd.DataFrame) -> pd.DataFrame:

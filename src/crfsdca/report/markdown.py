@@ -13,43 +13,12 @@ import pandas as pd
 
 from .. import __version__
 from ..io import atomic_write
+from . import catalog, tables
 from . import claims as claims_mod
-from . import tables
-from .figures import CAPTIONS, FIGURES
 from .load import RunSet, dataset_sort_key, dataset_title, method_sort_key
 
 TITLE = ("Reproduction of \"Adaptive Stochastic Dual Coordinate Ascent for Conditional "
          "Random Fields\" (Le Priol, Piché, Lacoste-Julien, UAI 2018)")
-
-FIGURE_TEXT = {
-    "fig2_sampling": "log10 primal sub-optimality of SDCA with each sampling scheme on OCR "
-                     "(non-uniformity 0.8), against oracle calls / n and parameter updates / n "
-                     "(identical for SDCA: one oracle call per update).",
-    "fig3_nonuniformity": "SDCA with gap sampling on NER, one curve per non-uniformity theta "
-                          "(theta = 0 is uniform sampling).",
-    "fig4_methods": "Rows: datasets; columns: oracle calls / n and parameter updates / n. "
-                    "SAG-NUS and SAG-NUS* spend extra forward passes in their line search, "
-                    "OEG several oracle calls per accepted update, so their curves differ "
-                    "between the columns.",
-    "fig7_test_error": "Token error rate on the test split against epochs (oracle calls / n).",
-    "fig8_line_search": "SDCA-GAP with its safeguarded Newton line search (solid) and with a "
-                        "single Newton step (dashed), against parameter updates / n.",
-    "fig9_gap_estimate": "log10 of the true duality gap (full batch) and of SDCA-GAP's running "
-                         "estimate (mean of the stored, possibly stale g_i); the box gives the "
-                         "range of estimate / true after the first 2 epochs.",
-    "subprecision": "SDCA-GAP at each line-search sub-precision: sub-optimality against "
-                    "updates / n and solver seconds, and per sub-precision the mean "
-                    "line-search iterations per update (bars) and the share of solver time "
-                    "in the line search (line).",
-    "wallclock": "Every method with its default options against solver seconds (monitoring "
-                 "excluded; the first interval of a run can include numba compilation if "
-                 "the cache was cold). Every job runs single-threaded (numba and BLAS "
-                 "threads pinned to 1, CRFsuite is single-threaded) and Snakemake runs at "
-                 "most as many jobs as cores, so the seconds of different methods compare; "
-                 "the table under \"Side by side with CRFsuite\" reads them off at relative "
-                 "sub-optimality 1e-2, 1e-4 and 1e-6.",
-}
-
 
 def _rel(path: Path, start: Path) -> str:
     return Path(os.path.relpath(path, start)).as_posix()
@@ -68,10 +37,10 @@ def _runs_table(rs: RunSet) -> str:
         rows.append({
             "dataset": dataset_title(ds), "method": label, "runs": str(len(g)),
             "status": ", ".join(f"{k} x{v}" if v > 1 else k for k, v in status.items()),
-            "epochs": tables._fmt(float(fin["epoch"].max())) if len(fin) else "",
-            "oracle calls / n": tables._fmt(float(fin["oracle_epochs"].max())) if len(fin)
+            "epochs": tables.format_cell(float(fin["epoch"].max())) if len(fin) else "",
+            "oracle calls / n": tables.format_cell(float(fin["oracle_epochs"].max())) if len(fin)
             else "",
-            "solver seconds": tables._fmt(float(g["solver_seconds"].astype(float).max())),
+            "solver seconds": tables.format_cell(float(g["solver_seconds"].astype(float).max())),
             "final P - P*": f"{float(fin['subopt'].min()):.3e}" if len(fin) else "",
         })
     return tables.markdown_table(pd.DataFrame(rows))
@@ -117,20 +86,20 @@ def _ratio_phrase(table: pd.DataFrame, dataset: str, rel: float) -> str:
     if not bool(r["resolved"]):
         return f"not resolved on {name} (P* is not known to {rel:.0e} relative)"
     cell = tables.speed_ratio_cell(r)
-    if tables._flag(r.get("crfsuite_objective_differs")):
+    if tables.true_cell(r.get("crfsuite_objective_differs")):
         return (f"not comparable on {name} (CRFsuite minimized another objective there, "
                 f"see {tables.DAGGER} under the table)")
     if math.isfinite(crf) and math.isfinite(gap):
-        return f"{cell} on {name} ({tables._fmt(crf)} s against {tables._fmt(gap)} s)"
+        return f"{cell} on {name} ({tables.format_cell(crf)} s against {tables.format_cell(gap)} s)"
     if math.isinf(crf) and math.isinf(gap):
         return f"undefined on {name} (neither reaches it within its run)"
     if math.isinf(crf):
         return (f"more than {cell[2:]} on {name} (CRFsuite does not reach it within its "
-                f"{tables._fmt(float(r['crfsuite_budget_seconds']))} s; SDCA-GAP takes "
-                f"{tables._fmt(gap)} s)")
+                f"{tables.format_cell(float(r['crfsuite_budget_seconds']))} s; SDCA-GAP takes "
+                f"{tables.format_cell(gap)} s)")
     return (f"less than {cell[2:]} on {name} (SDCA-GAP does not reach it within its "
-            f"{tables._fmt(float(r['sdca_gap_budget_seconds']))} s; CRFsuite takes "
-            f"{tables._fmt(crf)} s)")
+            f"{tables.format_cell(float(r['sdca_gap_budget_seconds']))} s; CRFsuite takes "
+            f"{tables.format_cell(crf)} s)")
 
 
 def _machine_sentence(rs: RunSet) -> str:
@@ -260,16 +229,16 @@ def build_report(rs: RunSet, out: str | os.PathLike, figures_dir: str | os.PathL
 
     # figures
     add("## Figures\n")
-    for name in FIGURES:
-        add(f"### {CAPTIONS[name]}\n")
+    for name, fig in catalog.FIGURES.items():
+        add(f"### {fig.title}\n")
         png = figures_dir / f"{name}.png" if figures_dir is not None else None
         pdf = figures_dir / f"{name}.pdf" if figures_dir is not None else None
         if png is not None and png.is_file():
-            add(f"![{CAPTIONS[name]}]({_rel(png, base)})\n")
+            add(f"![{fig.title}]({_rel(png, base)})\n")
             links = f"[PNG]({_rel(png, base)})"
             if pdf is not None and pdf.is_file():
                 links += f" · [PDF]({_rel(pdf, base)})"
-            add(f"{FIGURE_TEXT[name]} {links}\n")
+            add(f"{fig.text} {links}\n")
         else:
             add(f"_Figure `{name}` was not produced._\n")
 
@@ -285,7 +254,7 @@ def build_report(rs: RunSet, out: str | os.PathLike, figures_dir: str | os.PathL
     add("## Line-search sub-precision (Section 6.2)\n")
     add(tables.subprecision_markdown(tables.subprecision_table(rs.frame)))
     if tables_dir is not None:
-        csvs = [p for p in (tables_dir / f"{n}.csv" for n in tables.TABLES) if p.is_file()]
+        csvs = [p for p in (tables_dir / f"{n}.csv" for n in catalog.TABLES) if p.is_file()]
         if csvs:
             add("CSV: " + ", ".join(f"[{p.name}]({_rel(p, base)})" for p in csvs) + "\n")
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 import pandas as pd
 
 from ..io import atomic_write
-from . import metrics
+from . import catalog, curves
 from .load import (
     RunSet,
     dataset_sort_key,
@@ -37,7 +37,7 @@ TIME_COLUMNS = {"epoch": "epochs", "oracle_epochs": "oracle calls / n",
                 "update_epochs": "updates / n", "seconds": "seconds"}
 
 
-def _fmt(v, digits: int = 3) -> str:
+def format_cell(v, digits: int = 3) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return ""
     if isinstance(v, float):
@@ -77,7 +77,7 @@ def markdown_table(df: pd.DataFrame, columns: Sequence[str] | None = None,
              "|" + "|".join(seps[a] for a in align[:len(columns)].ljust(len(columns), "r"))
              + "|"]
     for _, row in df[columns].iterrows() if len(df) else []:
-        cells = [_fmt(row[c]) if not isinstance(row[c], str) else row[c] for c in columns]
+        cells = [format_cell(row[c]) if not isinstance(row[c], str) else row[c] for c in columns]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     if not len(df):
         lines.append("| " + " | ".join(["_no data_"] + [""] * (len(columns) - 1)) + " |")
@@ -106,18 +106,18 @@ def time_to_target(frame: pd.DataFrame, targets: Iterable[float] = TARGETS,
             sub = frame[(frame["dataset"] == ds) & (frame["label"] == m)]
             if not len(sub):
                 continue
-            groups = [g for _, g in metrics.runs(sub)]
+            groups = [g for _, g in curves.runs(sub)]
             for t in targets:
                 hits = []
                 for g in groups:
-                    row = metrics.first_row_reaching(g, t)
+                    row = curves.first_row_reaching(g, t)
                     if row is not None:
                         hits.append({c: float(row[c]) for c in TIME_COLUMNS})
-                res = metrics.resolution(sub)
+                res = curves.resolution(sub)
                 rec = {"dataset": ds, "method": m, "target": t, "resolved": bool(t >= res),
                        "runs": len(groups), "reached": len(hits)}
                 for c in TIME_COLUMNS:
-                    rec[c] = metrics.median(h[c] for h in hits) if hits else math.inf
+                    rec[c] = curves.median(h[c] for h in hits) if hits else math.inf
                 rows.append(rec)
     return pd.DataFrame(rows, columns=cols)
 
@@ -144,7 +144,7 @@ def time_to_target_markdown(table: pd.DataFrame,
                     if not bool(r["resolved"].iloc[0]):
                         rec[f"{fmt_num(t)}: {TIME_COLUMNS[c]}"] = UNRESOLVED
                         continue
-                    cell = _fmt(v)
+                    cell = format_cell(v)
                     if math.isfinite(v) and n > 1 and reached < n:
                         cell += f" ({reached}/{n})"
                     rec[f"{fmt_num(t)}: {TIME_COLUMNS[c]}"] = cell
@@ -172,14 +172,14 @@ RATIO = "ratio"
 def _seconds_to_reach(sub: pd.DataFrame, target: float) -> tuple[float, int, int, float]:
     """(median seconds over the runs reaching ``target``, inf if none; runs; runs
     reaching; median over the runs of their last checkpoint's seconds)."""
-    groups = [g for _, g in metrics.runs(sub)]
+    groups = [g for _, g in curves.runs(sub)]
     hits = []
     for g in groups:
-        row = metrics.first_row_reaching(g, target)
+        row = curves.first_row_reaching(g, target)
         if row is not None:
             hits.append(float(row["seconds"]))
-    budget = metrics.median(float(g["seconds"].max()) for g in groups)
-    return (metrics.median(hits) if hits else math.inf), len(groups), len(hits), budget
+    budget = curves.median(float(g["seconds"].max()) for g in groups)
+    return (curves.median(hits) if hits else math.inf), len(groups), len(hits), budget
 
 
 def _crfsuite_objective_differs(rows: pd.DataFrame, p_star: float) -> bool:
@@ -225,7 +225,7 @@ def crfsuite_speed(frame: pd.DataFrame, targets: Iterable[float] = REL_TARGETS,
         p_star = float(d["p_star"].iloc[0]) if "p_star" in d else math.nan
         if not math.isfinite(p_star):
             continue
-        res = metrics.resolution(d)
+        res = curves.resolution(d)
         differs = _crfsuite_objective_differs(d[d["label"] == CRFSUITE], p_star)
         for rel in targets:
             target = rel * abs(p_star)
@@ -268,7 +268,7 @@ DAGGER = "†"
 """Marks CRFsuite's cells on a dataset where it minimized another objective."""
 
 
-def _flag(v) -> bool:
+def true_cell(v) -> bool:
     """A boolean cell, also as read back from a CSV ("True"/"False", empty)."""
     if isinstance(v, str):
         return v.strip().lower() == "true"
@@ -293,11 +293,11 @@ def speed_ratio_cell(row) -> str:
         return DASH
     if math.isinf(crf):
         b = float(row["crfsuite_budget_seconds"])
-        return f"> {_fmt(b / gap)}" if gap > 0 and math.isfinite(b) else DASH
+        return f"> {format_cell(b / gap)}" if gap > 0 and math.isfinite(b) else DASH
     if math.isinf(gap):
         b = float(row["sdca_gap_budget_seconds"])
-        return f"< {_fmt(crf / b)}" if b > 0 and math.isfinite(b) else DASH
-    return _fmt(ratio) if math.isfinite(ratio) else DASH
+        return f"< {format_cell(crf / b)}" if b > 0 and math.isfinite(b) else DASH
+    return format_cell(ratio) if math.isfinite(ratio) else DASH
 
 
 def crfsuite_speed_markdown(table: pd.DataFrame,
@@ -322,11 +322,11 @@ def crfsuite_speed_markdown(table: pd.DataFrame,
             elif not bool(r["resolved"]):
                 cell = UNRESOLVED
             else:
-                cell = _fmt(v) + (f" ({partial[m]})" if m in partial and math.isfinite(v)
+                cell = format_cell(v) + (f" ({partial[m]})" if m in partial and math.isfinite(v)
                                   else "")
             rec[m] = cell
         rec[ratio_col] = speed_ratio_cell(r)
-        if _flag(r.get("crfsuite_objective_differs")):
+        if true_cell(r.get("crfsuite_objective_differs")):
             for c in (CRFSUITE, ratio_col):
                 if rec[c]:
                     rec[c] += " " + DAGGER
@@ -366,16 +366,16 @@ def subprecision_table(frame: pd.DataFrame) -> pd.DataFrame:
     if len(data):
         for (ds, s), g in data.groupby(["dataset", "subprecision"]):
             stats, finals = [], []
-            for _, r in metrics.runs(g):
-                stats.append(metrics.line_search_summary(r))
+            for _, r in curves.runs(g):
+                stats.append(curves.line_search_summary(r))
                 finals.append(r.iloc[-1])
-            sub = metrics.median(f["subopt"] for f in finals)
+            sub = curves.median(f["subopt"] for f in finals)
             rows.append({"dataset": ds, "subprecision": float(s), "runs": len(stats),
-                         "ls_iterations": metrics.median(a for a, _ in stats),
-                         "ls_time_share": metrics.median(b for _, b in stats),
-                         "final_update_epochs": metrics.median(f["update_epochs"]
+                         "ls_iterations": curves.median(a for a, _ in stats),
+                         "ls_time_share": curves.median(b for _, b in stats),
+                         "final_update_epochs": curves.median(f["update_epochs"]
                                                                for f in finals),
-                         "final_seconds": metrics.median(f["seconds"] for f in finals),
+                         "final_seconds": curves.median(f["seconds"] for f in finals),
                          "final_subopt": sub,
                          "final_log10_subopt": math.log10(sub) if sub > 0 else math.nan})
     out = pd.DataFrame(rows, columns=cols)
@@ -393,15 +393,63 @@ def subprecision_markdown(table: pd.DataFrame) -> str:
         "dataset": table["dataset"].map(dataset_title),
         "sub-precision": table["subprecision"].map(fmt_num),
         "runs": table["runs"].astype(str),
-        "line-search iterations / update": table["ls_iterations"].map(lambda v: _fmt(v, 3)),
+        "line-search iterations / update": table["ls_iterations"].map(lambda v: format_cell(v, 3)),
         "time in line search": table["ls_time_share"].map(
             lambda v: "" if math.isnan(v) else f"{100 * v:.1f}%"),
-        "updates / n": table["final_update_epochs"].map(_fmt),
-        "seconds": table["final_seconds"].map(_fmt),
+        "updates / n": table["final_update_epochs"].map(format_cell),
+        "seconds": table["final_seconds"].map(format_cell),
         "final P - P*": table["final_subopt"].map(lambda v: f"{v:.3e}"
-                                                  if math.isfinite(v) else _fmt(v)),
+                                                  if math.isfinite(v) else format_cell(v)),
     })
     return markdown_table(show)
+
+
+# ----------------------------------------------------------------------------- threads
+
+THREADS_TARGET = 1e-4
+"""Relative sub-optimality of the thread-scaling table."""
+
+
+def threads_table(frame: pd.DataFrame, target: float = THREADS_TARGET) -> pd.DataFrame:
+    """Per dataset and number of threads: SDCA-GAP's solver seconds and updates / n to
+    relative sub-optimality ``target`` (inf: not reached), and the speed-up over the run
+    on one thread."""
+    cols = ["dataset", "threads", "seconds", "update_epochs", "speedup"]
+    if not len(frame):
+        return pd.DataFrame(columns=cols)
+    data = frame[(frame["base_label"] == SPEED_REFERENCE)
+                 & frame["changed"].isin(["", "threads"])]
+    rows = []
+    for ds in sorted(data["dataset"].unique(), key=dataset_sort_key):
+        d = data[data["dataset"] == ds]
+        if d["threads"].nunique() < 2:
+            continue
+        goal = target * abs(float(d["p_star"].iloc[0]))
+        base = math.nan
+        for th in sorted(d["threads"].unique()):
+            secs, _, _, _ = _seconds_to_reach(d[d["threads"] == th], goal)
+            hit = [curves.first_row_reaching(g, goal) for _, g in curves.runs(
+                d[d["threads"] == th])]
+            epochs = curves.median(float(h["update_epochs"]) for h in hit if h is not None)
+            base = secs if th == 1 else base
+            rows.append({"dataset": ds, "threads": int(th), "seconds": secs,
+                         "update_epochs": epochs,
+                         "speedup": base / secs if secs and math.isfinite(secs) else math.nan})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def threads_markdown(table: pd.DataFrame) -> str:
+    if not len(table):
+        return "_no data_\n"
+    show = pd.DataFrame({
+        "dataset": table["dataset"].map(dataset_title),
+        "threads": table["threads"],
+        f"seconds to {fmt_num(THREADS_TARGET)}": table["seconds"].map(format_cell),
+        "updates / n": table["update_epochs"].map(format_cell),
+        "speed-up over 1 thread": table["speedup"].map(
+            lambda v: f"{v:.2f}x" if isinstance(v, float) and math.isfinite(v) else ""),
+    })
+    return markdown_table(show, align="lrrrr")
 
 
 # ----------------------------------------------------------------------------- optimum
@@ -442,33 +490,34 @@ def optimum_markdown(table: pd.DataFrame) -> str:
 
 # ----------------------------------------------------------------------------- output
 
-def _tt_markdown(runset: RunSet) -> tuple[pd.DataFrame, str]:
+def _time_to_target(runset: RunSet) -> tuple[pd.DataFrame, str]:
     t = time_to_target(runset.frame)
     return t, time_to_target_markdown(t)
 
 
-def _cs_markdown(runset: RunSet) -> tuple[pd.DataFrame, str]:
+def _crfsuite_speed(runset: RunSet) -> tuple[pd.DataFrame, str]:
     t = crfsuite_speed(runset.frame)
     return t, crfsuite_speed_markdown(t)
 
 
-def _sp_markdown(runset: RunSet) -> tuple[pd.DataFrame, str]:
+def _subprecision(runset: RunSet) -> tuple[pd.DataFrame, str]:
     t = subprecision_table(runset.frame)
     return t, subprecision_markdown(t)
 
 
-def _opt_markdown(runset: RunSet) -> tuple[pd.DataFrame, str]:
+def _threads(runset: RunSet) -> tuple[pd.DataFrame, str]:
+    t = threads_table(runset.frame)
+    return t, threads_markdown(t)
+
+
+def _optimum(runset: RunSet) -> tuple[pd.DataFrame, str]:
     t = optimum_table(runset)
     return t, optimum_markdown(t)
 
 
 TABLES: dict[str, Callable[[RunSet], tuple[pd.DataFrame, str]]] = {
-    "time_to_target": _tt_markdown,
-    "subprecision": _sp_markdown,
-    "optimum": _opt_markdown,
-    "crfsuite_speed": _cs_markdown,
-}
-"""Table name (command line) -> (CSV frame, markdown)."""
+    name: globals()[f"_{name}"] for name in catalog.TABLES}
+"""Table name (:data:`crfsdca.report.catalog.TABLES`) -> (CSV frame, markdown)."""
 
 
 def write_table(table: pd.DataFrame, md: str, csv_path: str | os.PathLike | None = None,

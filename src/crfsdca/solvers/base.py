@@ -16,12 +16,30 @@ import numpy as np
 
 from ..data.sequences import Sequences, subset_sequences
 from ..errors import ConfigError
+from ..model.features import is_full
 from ..model.layout import WeightLayout
+from ..threads import check_threads
+from .options import Option, OptionTable
+
+LAMBDA = Option("lambda", float, None, "regularization (default 1/n)", bounds="(0, inf)",
+                nullable=True)
+"""lambda enters here (the commands' --lambda, the workflow's training.lambda, Python):
+finite and > 0, since lambda <= 0 is not strongly convex and 1/(lambda n) is every dual
+method's scale."""
+L1 = Option("l1", float, 0.0, "L1 regularization", bounds="[0, inf)")
+
+NO_MASK = np.zeros(0, dtype=np.uint8)
 
 
 @dataclass(frozen=True)
 class Problem:
-    """A regularized CRF training problem: P(w) = lam/2 ||w||^2 + mean NLL over ``train``."""
+    """A regularized CRF training problem over the weights of ``feature_mask`` (uint8 per
+    weight, 1 = a feature; None: all, the paper's model; :mod:`crfsdca.model.features`):
+
+        P(w) = (1/n) sum_i NLL_i(w) + lam/2 ||w||^2 + l1 ||w||_1.
+
+    CRFsuite's c1, c2 are l1 = c1 / n and lam = 2 c2 / n (its objective divided by n).
+    """
 
     train: Sequences
     n_attributes: int
@@ -30,6 +48,27 @@ class Problem:
     radii: np.ndarray | None = None  # squared radii R_i (importance sampling)
     test: Sequences | None = None
     label_names: tuple[str, ...] | None = None
+    feature_mask: np.ndarray | None = None
+    l1: float = 0.0
+
+    @property
+    def kappa(self) -> float:
+        """kappa = l1 / lam: P = mean NLL + lam g(w) with g = 1/2 ||w||^2 + kappa ||w||_1
+        (``math.md`` section 8)."""
+        return self.l1 / self.lam
+
+    @property
+    def mask(self) -> np.ndarray:
+        """The feature mask as the kernels take it: an empty array when every weight is a
+        feature."""
+        return NO_MASK if is_full(self.feature_mask) else self.feature_mask
+
+    def __post_init__(self):
+        for option, name in ((LAMBDA, "lam"), (L1, "l1")):
+            try:
+                object.__setattr__(self, name, option.parse(getattr(self, name)))
+            except ValueError as e:
+                raise ConfigError(f"{option.name}: {e}") from None
 
     @property
     def n(self) -> int:
@@ -45,7 +84,7 @@ class Problem:
 
     @classmethod
     def from_dataset(cls, dataset, lam: float | None = None,
-                     subset: int | None = None) -> Problem:
+                     subset: int | None = None, l1: float = 0.0) -> Problem:
         """Problem of a loaded :class:`~crfsdca.data.hdf5.Dataset`, on its first ``subset``
         training sequences if given; lam defaults to 1/n of the sequences kept."""
         train, radii = dataset.train, dataset.radii
@@ -54,20 +93,41 @@ class Problem:
                 raise ConfigError(f"subset must be at least 1 sequence, got {subset}")
             train = subset_sequences(train, subset)
             radii = None if radii is None else radii[: train.n_sequences]
-        n = train.n_sequences
-        return cls(train=train, n_attributes=dataset.n_attributes,
-                   n_labels=dataset.n_labels, lam=1.0 / n if lam is None else float(lam),
-                   radii=radii, test=dataset.test, label_names=tuple(dataset.labels))
+        return cls(train=train, n_attributes=dataset.n_attributes, n_labels=dataset.n_labels,
+                   lam=1.0 / train.n_sequences if lam is None else lam,
+                   radii=radii, test=dataset.test, label_names=tuple(dataset.labels), l1=l1)
 
 
 class Solver(ABC):
-    """A CRF solver driven step by step by :func:`crfsdca.solvers.training.train`."""
+    """A CRF solver driven step by step by :func:`crfsdca.training.train`.
+
+    ``OPTIONS`` is the solver's option table (:mod:`crfsdca.solvers.registry`): the
+    constructor's keyword options are checked against it and completed with its
+    defaults into ``self.opts``, which :meth:`config` reports.
+    """
 
     name: str = "solver"
+    OPTIONS: OptionTable | None = None
+    SUPPORTS_L1 = False
+    """Whether the solver minimizes objectives with an L1 term (``Problem.l1`` > 0)."""
+    SUPPORTS_THREADS = False
+    """Whether the solver's iterations run on several threads."""
 
-    def __init__(self, problem: Problem, seed: int = 0):
+    def __init__(self, problem: Problem, seed: int = 0, threads: int = 1, **options):
+        if problem.l1 > 0 and not self.SUPPORTS_L1:
+            raise ConfigError(f"{self.name} does not handle an L1 term (c1 > 0): use sdca")
+        self.threads = check_threads(threads)
+        if threads > 1 and not self.SUPPORTS_THREADS:
+            raise ConfigError(f"{self.name} runs on one thread: use sdca or lbfgs for "
+                              f"threads > 1")
         self.problem = problem
         self.seed = int(seed)
+        if self.OPTIONS is None:
+            if options:
+                raise ConfigError(f"{self.name} takes no options, got {', '.join(options)}")
+            self.opts: dict = {}
+        else:
+            self.opts = self.OPTIONS.resolve(options)
 
     @property
     def steps_per_epoch(self) -> int:
@@ -111,4 +171,8 @@ class Solver(ABC):
 
     def config(self) -> dict:
         """The options that define this run (written to the run's metadata)."""
-        return {"solver": self.name, "seed": self.seed, "lambda": self.problem.lam}
+        out = {"solver": self.name, "seed": self.seed, "lambda": self.problem.lam,
+               "threads": self.threads}
+        if self.problem.l1:
+            out["l1"] = self.problem.l1
+        return {**out, **self.opts}

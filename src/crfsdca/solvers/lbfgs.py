@@ -1,19 +1,6 @@
-"""L-BFGS on the full-batch primal: the reference optimum P* and a solver with a trace.
+"""L-BFGS on the full-batch primal, as a solver with a trace (``baselines.md`` section 7).
 
-Two implementations, on purpose (``baselines.md`` section 7):
-
-- :func:`compute_optimum` (the ``optimum`` stage) runs scipy's L-BFGS-B
-  (``scipy.optimize.minimize(method="L-BFGS-B", jac=True)``) on P and its
-  gradient, whose full pass over the data runs in numba
-  (:func:`crfsdca.model.objective.primal_and_gradient`). When scipy stops
-  early (its relative-reduction test ``ftol`` or an abnormal line-search exit
-  at the limits of floating-point precision) while the gap bound is not yet
-  small enough, it is restarted from its last point with a fresh memory, a
-  few times, as long as each round still lowers P. The result carries its own
-  certificate: since P is lambda-strongly convex,
-  ``P(w) - P* <= ||grad P(w)||^2 / (2 lambda)`` (the duality gap at the pair
-  (w, alpha_hat(w)), ``math.md`` eq. 7-8), reported as ``gap_bound``.
-- :class:`LBFGS` (the ``lbfgs`` solver, [X]) is a plain L-BFGS written here in
+:class:`LBFGS` (the ``lbfgs`` solver, [X]) is a plain L-BFGS written here in
   numpy: two-loop recursion with the initial scaling s'y / y'y, and a
   strong-Wolfe line search (bracketing and zoom with safeguarded cubic
   interpolation, as in Nocedal & Wright algorithms 3.5-3.6 and minFunc's
@@ -28,163 +15,29 @@ Two implementations, on purpose (``baselines.md`` section 7):
 from __future__ import annotations
 
 import math
-import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..data.sequences import subset_sequences
+from ..errors import ConfigError
+from ..jit import aligned_copy, aligned_zeros
 from ..model.objective import primal_and_gradient
 from .base import Problem, Solver
+from .registry import LBFGS_OPTIONS
 
 _EPS = float(np.finfo(np.float64).eps)
 
 
-def objective(problem: Problem):
-    """w -> (P(w), grad P(w)) for ``problem`` (one full pass, n forward-backwards)."""
+def objective(problem: Problem, threads: int = 1):
+    """w -> (P(w), grad P(w)) for ``problem`` (one full pass, n forward-backwards, on
+    ``threads`` threads)."""
     p = problem
 
     def fun(w):
-        return primal_and_gradient(w, p.train, p.n_attributes, p.n_labels, p.lam)
+        return primal_and_gradient(w, p.train, p.n_attributes, p.n_labels, p.lam,
+                                   p.feature_mask, threads)
 
     return fun
-
-
-# ----------------------------------------------------------------------------- optimum
-
-@dataclass
-class OptimumResult:
-    """A long L-BFGS run: the minimizer, the minimum and its certificate."""
-
-    w: np.ndarray
-    p_star: float
-    grad_norm: float  # ||grad P(w*)||_2
-    grad_max: float  # ||grad P(w*)||_inf (what scipy's gtol tests)
-    gap_bound: float  # ||grad P||^2 / (2 lambda) >= P(w*) - P*
-    iterations: int
-    evaluations: int
-    seconds: float
-    rounds: list[dict] = field(default_factory=list)  # one entry per scipy run
-
-    @property
-    def relative_bound(self) -> float:
-        """gap_bound / |P*|: the relative accuracy to which P* is known."""
-        return self.gap_bound / max(abs(self.p_star), 1e-300)
-
-
-def _round_info(iterations: int, evaluations: int, message: str, primal: float,
-                grad_norm: float, lam: float, t0: float) -> dict:
-    """What one round of :func:`compute_optimum` records (seconds since ``t0``)."""
-    return {"iterations": iterations, "evaluations": evaluations, "message": message,
-            "primal": primal, "grad_norm": grad_norm, "gap_bound": grad_norm**2 / (2.0 * lam),
-            "seconds": time.perf_counter() - t0}
-
-
-def _describe(info: dict) -> str:
-    return (f"{info['iterations']} iterations, {info['evaluations']} evaluations, "
-            f"P = {info['primal']:.16e}, |grad| = {info['grad_norm']:.3e}, "
-            f"gap bound = {info['gap_bound']:.3e} ({info['message']}; {info['seconds']:.1f}s)")
-
-
-def compute_optimum(problem: Problem, maxiter: int = 5000, maxcor: int = 50,
-                    gtol: float = 1e-10, ftol: float = 1e-15, rel_tol: float = 1e-13,
-                    max_rounds: int = 8, w0: np.ndarray | None = None,
-                    polish_iters: int = 1000, log=None) -> OptimumResult:
-    """Minimize P with scipy's L-BFGS-B until P* is known to ``rel_tol`` relative.
-
-    Runs L-BFGS-B (``maxcor`` pairs, ``gtol`` on the max-norm of the gradient,
-    ``ftol`` on the relative decrease, ``maxfun = 1.25 maxiter``) and restarts
-    it from its last point while ``gap_bound > rel_tol * |P|``, the iteration
-    budget ``maxiter`` (shared by all rounds) is not exhausted, and the previous
-    round lowered P. If the bound is still above the target, a last "polish"
-    round runs :class:`LBFGS` (same memory) from the best point with its
-    gradient-only line search, for at most ``polish_iters`` iterations (and within
-    ``maxiter``, which bounds the iterations of all rounds together), until the
-    target is met or 50 iterations bring no smaller gradient; the point with the
-    smallest gradient is kept (its P and gap bound are reported). Near the
-    optimum the decrease of P per step falls below the rounding noise of P itself
-    (about 1e-16 relative per term, summed over n sequences), so any search on
-    values of P stalls, while the gradient is still accurate; with lambda = 1/n
-    the bound ||g||^2 / (2 lambda) is far above the true sub-optimality there.
-    ``log`` (a callable taking a string) receives one line per round.
-    """
-    fun = objective(problem)
-    lam = problem.lam
-    x = np.zeros(problem.dim) if w0 is None else np.array(w0, dtype=np.float64)
-    if x.shape != (problem.dim,):
-        raise ValueError(f"w0 has shape {x.shape}, expected ({problem.dim},)")
-    best = {"f": math.inf, "x": x, "g": None}
-    evaluations = 0
-
-    def counted(w):
-        nonlocal evaluations
-        evaluations += 1
-        f, g = fun(w)
-        if f < best["f"]:
-            best.update(f=f, x=w.copy(), g=g.copy())
-        return f, g
-
-    t0 = time.perf_counter()
-    iterations = 0
-    rounds = []
-    import scipy.optimize
-
-    while iterations < maxiter and len(rounds) < max_rounds:
-        f_before = best["f"]
-        budget = maxiter - iterations
-        res = scipy.optimize.minimize(
-            counted, best["x"], jac=True, method="L-BFGS-B",
-            options={"maxiter": budget, "maxfun": max(int(1.25 * budget), 10),
-                     "maxcor": int(maxcor), "gtol": gtol, "ftol": ftol})
-        iterations += int(res.nit)
-        gnorm = float(np.linalg.norm(best["g"]))
-        info = _round_info(int(res.nit), int(res.nfev), str(res.message), best["f"], gnorm,
-                           lam, t0)
-        rounds.append(info)
-        if log is not None:
-            log(f"round {len(rounds)}: {_describe(info)}")
-        converged = info["gap_bound"] <= rel_tol * abs(best["f"]) and (
-            float(np.max(np.abs(best["g"]))) <= gtol or res.success)
-        if converged or not best["f"] < f_before or res.nit == 0:
-            break
-    gnorm = float(np.linalg.norm(best["g"]))
-    polish_iters = min(int(polish_iters), maxiter - iterations)  # maxiter covers all rounds
-    if gnorm**2 / (2.0 * lam) > rel_tol * abs(best["f"]) and polish_iters > 0:
-        polisher = LBFGS(problem, memory=maxcor, w0=best["x"], line_search="gradient")
-        polisher._fun = counted
-        polisher.run(0)  # evaluates the start
-        cert = {"x": best["x"], "f": best["f"], "g": best["g"], "gnorm": gnorm}
-        since = 0
-        while since < 50 and polisher._iterations < polish_iters and not (
-                polisher.stalled or polisher.converged):
-            polisher.run(1)
-            since += 1
-            gn = polisher.gradient_norm()
-            if gn < cert["gnorm"]:
-                cert = {"x": polisher.x.copy(), "f": polisher.f, "g": polisher.g.copy(),
-                        "gnorm": gn}
-                since = 0
-                if gn**2 / (2.0 * lam) <= rel_tol * abs(polisher.f):
-                    break
-        best.update(x=cert["x"], f=cert["f"], g=cert["g"])
-        iterations += polisher._iterations
-        gnorm = cert["gnorm"]
-        reason = ("target reached" if gnorm**2 / (2.0 * lam) <= rel_tol * abs(best["f"])
-                  else "stalled" if polisher.stalled
-                  else "no smaller gradient in 50 iterations" if since >= 50
-                  else "iteration cap")
-        info = _round_info(polisher._iterations, polisher.counters()["oracle_fb"] // problem.n,
-                           f"polish (LBFGS, gradient-only line search): {reason}", best["f"],
-                           gnorm, lam, t0)
-        rounds.append(info)
-        if log is not None:
-            log(f"polish: {_describe(info)}")
-    g = best["g"]
-    gnorm = float(np.linalg.norm(g))
-    return OptimumResult(w=best["x"], p_star=float(best["f"]), grad_norm=gnorm,
-                         grad_max=float(np.max(np.abs(g))), gap_bound=gnorm**2 / (2.0 * lam),
-                         iterations=iterations, evaluations=evaluations,
-                         seconds=time.perf_counter() - t0, rounds=rounds)
 
 
 # ----------------------------------------------------------------------------- solver
@@ -213,19 +66,18 @@ def _cubic_min(t1, f1, d1, t2, f2, d2, lo, hi):
 class LBFGS(Solver):
     """Full-batch L-BFGS with a strong-Wolfe line search, one iteration per step.
 
-    Parameters
-    ----------
-    memory: number of (s, y) pairs kept (history memory is 2 * memory * d floats).
-    c1, c2: sufficient-decrease and curvature constants of the strong Wolfe conditions.
-    max_evals: function evaluations allowed per line search.
-    gtol: stop (do nothing more) once ||grad P||_inf <= gtol (0: never).
-    w0: starting point (default 0).
-    line_search: ``wolfe`` (strong Wolfe conditions, the default) or ``gradient``: a
-        search on the directional derivative alone, phi'(t) = grad P(x + t d).d, which
-        brackets its zero and accepts 0.9 phi'(0) <= phi'(t) <= 0.1 |phi'(0)|. It ignores
-        the values of P, so it keeps making progress when the decrease of P falls below
-        the rounding noise of its evaluation (P is convex, so phi' is increasing);
-        :func:`compute_optimum` polishes with it.
+    Options (:data:`~crfsdca.solvers.registry.LBFGS_OPTIONS`): ``memory`` (number of
+    (s, y) pairs kept; the history takes 2 * memory * d floats), ``c1``, ``c2`` (the
+    sufficient-decrease and curvature constants of the strong Wolfe conditions),
+    ``max_evals`` (evaluations allowed per line search), ``gtol`` (stop, doing nothing
+    more, once ||grad P||_inf <= gtol; 0: never), ``line_search``: ``wolfe`` (strong
+    Wolfe conditions, the default) or ``gradient``, a search on the directional
+    derivative alone, phi'(t) = grad P(x + t d).d, which brackets its zero and accepts
+    0.9 phi'(0) <= phi'(t) <= 0.1 |phi'(0)|. It ignores the values of P, so it keeps
+    making progress when the decrease of P falls below the rounding noise of its
+    evaluation (P is convex, so phi' is increasing);
+    :func:`crfsdca.optimum.compute_optimum` polishes with it. ``w0`` is the starting
+    point (default 0).
 
     The first step length is min(1, 1/||g||_1) (minFunc's choice), later ones 1.
     A pair with s'y <= 1e-12 ||s|| ||y|| is not stored. If a line search finds
@@ -234,27 +86,27 @@ class LBFGS(Solver):
     """
 
     name = "lbfgs"
+    OPTIONS = LBFGS_OPTIONS
+    SUPPORTS_THREADS = True  # the full-batch passes
 
-    def __init__(self, problem: Problem, memory: int = 50, c1: float = 1e-4, c2: float = 0.9,
-                 max_evals: int = 25, gtol: float = 0.0, w0: np.ndarray | None = None,
-                 line_search: str = "wolfe", seed: int = 0):
-        super().__init__(problem, seed)
-        if memory < 1:
-            raise ValueError(f"L-BFGS memory must be at least 1, got {memory}")
-        if not 0.0 < c1 < c2 < 1.0:
-            raise ValueError(f"need 0 < c1 < c2 < 1, got c1 = {c1}, c2 = {c2}")
-        if line_search not in ("wolfe", "gradient"):
-            raise ValueError(f"line_search must be 'wolfe' or 'gradient', got {line_search!r}")
-        self.line_search = line_search
-        self.memory = int(memory)
-        self.c1, self.c2 = float(c1), float(c2)
-        self.max_evals = int(max_evals)
-        self.gtol = float(gtol)
+    def __init__(self, problem: Problem, w0: np.ndarray | None = None, seed: int = 0,
+                 threads: int = 1, **options):
+        super().__init__(problem, seed, threads, **options)
+        o = self.opts
+        if not o["c1"] < o["c2"]:
+            raise ConfigError(f"lbfgs needs c1 < c2, got c1 = {o['c1']}, c2 = {o['c2']}")
+        self.line_search = o["line_search"]
+        self.memory = o["memory"]
+        self.c1, self.c2 = o["c1"], o["c2"]
+        self.max_evals = o["max_evals"]
+        self.gtol = o["gtol"]
         d = problem.dim
-        self._fun = objective(problem)
-        self.x = np.zeros(d) if w0 is None else np.array(w0, dtype=np.float64)
+        self._fun = objective(problem, self.threads)
+        self.x = aligned_zeros(d) if w0 is None else aligned_copy(np.asarray(w0, np.float64))
         if self.x.shape != (d,):
             raise ValueError(f"w0 has shape {self.x.shape}, expected ({d},)")
+        if problem.feature_mask is not None:
+            self.x *= problem.feature_mask
         self.f = math.nan
         self.g = None
         self._S = np.zeros((self.memory, d))
@@ -411,7 +263,7 @@ class LBFGS(Solver):
         """Compile the full-batch kernels on one sequence, without counting or timing it."""
         p = self.problem
         primal_and_gradient(self.x, subset_sequences(p.train, 1), p.n_attributes, p.n_labels,
-                            p.lam)
+                            p.lam, p.feature_mask)
 
     def run(self, n_steps: int) -> None:
         if self.g is None:
@@ -477,9 +329,5 @@ class LBFGS(Solver):
     def memory_bytes(self) -> dict[str, int]:
         return {"history": self._S.nbytes + self._Y.nbytes, "weights": self.x.nbytes}
 
-    def config(self) -> dict:
-        return {**super().config(), "memory": self.memory, "c1": self.c1, "c2": self.c2,
-                "max_evals": self.max_evals, "gtol": self.gtol, "line_search": self.line_search}
 
-
-__all__ = ["LBFGS", "OptimumResult", "compute_optimum", "objective"]
+__all__ = ["LBFGS", "objective"]

@@ -12,14 +12,14 @@ import math
 
 import numpy as np
 
-from ..model.metrics import chunk_f1, chunk_scheme, token_error
+from ..model.evaluation import chunk_f1, chunk_scheme, token_error
 from ..model.objective import predict, primal
 from .base import Problem, Solver
 
 TRACE_COLUMNS = (
     "epoch", "oracle_fb", "oracle_fwd", "oracle_epochs", "updates", "update_epochs",
     "ls_evals", "seconds", "primal", "dual", "true_gap", "gap_estimate", "test_error",
-    "test_f1", "ls_iters", "ls_time_share", "mean_step",
+    "test_f1", "ls_iters", "ls_time_share", "mean_step", "nonzero_weights",
 )
 """Columns every trace has, in this order; solver-specific diagnostics follow."""
 
@@ -38,28 +38,30 @@ def checkpoints(epochs: float, period: float = 1.0, early: tuple = (0.1, 0.25, 0
 class Monitor:
     """Evaluates a solver's iterate on the training objective and the test split."""
 
-    def __init__(self, problem: Problem, evaluate_test: bool = True):
+    def __init__(self, problem: Problem, evaluate_test: bool = True, threads: int = 1):
         self.problem = problem
+        self.threads = threads
         self.evaluate_test = evaluate_test and problem.test is not None
         names = problem.label_names
         self.scheme = chunk_scheme(list(names)) if names else None
 
     def primal(self, w: np.ndarray) -> float:
         p = self.problem
-        return primal(w, p.train, p.n_attributes, p.n_labels, p.lam)
+        return primal(w, p.train, p.n_attributes, p.n_labels, p.lam, p.l1, self.threads)
 
     def test_scores(self, w: np.ndarray) -> tuple[float, float]:
         """(token error rate, chunk F1 in % or NaN) on the test split."""
         p = self.problem
         if not self.evaluate_test:
             return math.nan, math.nan
-        pred = predict(w, p.test, p.n_attributes, p.n_labels)
+        pred = predict(w, p.test, p.n_attributes, p.n_labels, self.threads)
         err = token_error(p.test.labels, pred)
         f1 = (chunk_f1(p.test.labels, pred, p.test.offsets, self.scheme)[2]
               if self.scheme is not None else math.nan)
         return err, f1
 
-    def row(self, solver: Solver, seconds: float) -> dict:
+    def row(self, solver: Solver, seconds: float, epoch: float) -> dict:
+        """The trace row of the solver's current iterate, ``epoch`` epochs into the run."""
         n = self.problem.n
         c = solver.counters()
         w = solver.weights()
@@ -68,7 +70,7 @@ class Monitor:
         est = solver.gap_estimate()
         err, f1 = self.test_scores(w)
         out = {
-            "epoch": c["updates"] / solver.steps_per_epoch * (solver.steps_per_epoch / n),
+            "epoch": epoch,
             "oracle_fb": c["oracle_fb"],
             "oracle_fwd": c["oracle_fwd"],
             "oracle_epochs": (c["oracle_fb"] + c["oracle_fwd"]) / n,
@@ -85,6 +87,7 @@ class Monitor:
             "ls_iters": math.nan,
             "ls_time_share": math.nan,
             "mean_step": math.nan,
+            "nonzero_weights": int(np.count_nonzero(w)),
         }
         out.update(solver.diagnostics())
         return out

@@ -14,7 +14,7 @@ monitor reports OEG's true duality gap.
 Open choices of ``baselines.md`` section 9.7 taken here (parameters in brackets):
 
 - start at the smoothed Dirac on the true labels, c0 = 10 [LP] (``c0``): the same dual
-  point as SDCA (eq. 21); its n forward-backwards are counted as oracle calls
+  point as SDCA (``math.md`` section 5.1); its n forward-backwards are counted as oracle calls
   (``count_init=True``);
 - eta_i = 0.5 initially [R] (``eta0``), halved on every rejection and never increased
   after a success (``eta_increase=1``; e.g. 1.05 or 2 adds an increase rule, capped at
@@ -30,15 +30,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..jit import aligned_zeros
 from ..model.oracle import make_workspace
 from .base import Problem, Solver
+from .index import max_distinct_attributes, sequence_index
 from .oeg_kernel import (
     FAILED_VISITS,
     LS_EVALS,
     N_COUNTERS,
     ORACLE_FB,
     REJECTED,
-    SAMPLINGS,
+    SAMPLING_CODES,
     SUM_ETA,
     UPDATES,
     OEGBuffers,
@@ -47,69 +49,51 @@ from .oeg_kernel import (
     oeg_init,
     oeg_run,
 )
-from .random import make_rng
-from .sdca import sequence_index
+from .registry import OEG_OPTIONS
+from .rng import make_rng
 
 
 class OEG(Solver):
     """Online exponentiated gradient with per-example step sizes.
 
-    Parameters
-    ----------
-    eta0: initial step size of every example (0.5).
-    c0: constant of the smoothed-Dirac initialization (10).
-    eta_increase, eta_max: optional increase of eta_i after a success (off by default).
-    max_trials: trials (halvings + 1) per visit (30).
-    sampling: ``uniform`` (with replacement) or ``perm``.
-    count_init: count the n forward-backwards of the initialization as oracle calls.
+    Options (:data:`~crfsdca.solvers.registry.OEG_OPTIONS`): ``eta0`` (initial step size
+    of every example), ``c0`` (constant of the smoothed-Dirac initialization),
+    ``eta_increase`` and ``eta_max`` (an optional increase of eta_i after a success, off
+    by default), ``max_trials`` (trials, halvings + 1, per visit), ``sampling``
+    (``uniform`` with replacement, or ``perm``), ``count_init`` (count the n
+    forward-backwards of the initialization as oracle calls).
     """
 
     name = "oeg"
+    OPTIONS = OEG_OPTIONS
 
-    def __init__(self, problem: Problem, eta0: float = 0.5, c0: float = 10.0,
-                 eta_increase: float = 1.0, eta_max: float = 1.0, max_trials: int = 30,
-                 sampling: str = "uniform", count_init: bool = True, seed: int = 0):
-        super().__init__(problem, seed)
-        if not eta0 > 0:
-            raise ValueError(f"eta0 must be positive, got {eta0}")
-        if not c0 >= 0:
-            raise ValueError(f"c0 must be non-negative, got {c0}")
-        if not eta_increase >= 1.0:
-            raise ValueError(f"eta_increase must be at least 1, got {eta_increase}")
-        if max_trials < 1:
-            raise ValueError(f"max_trials must be at least 1, got {max_trials}")
-        if sampling not in SAMPLINGS:
-            raise ValueError(f"unknown OEG sampling {sampling!r}; choose one of "
-                             f"{', '.join(SAMPLINGS)}")
-        self.eta0 = float(eta0)
-        self.c0 = float(c0)
-        self.eta_increase = float(eta_increase)
-        self.eta_max = float(eta_max)
-        self.max_trials = int(max_trials)
-        self.sampling = sampling
-        self.count_init = bool(count_init)
+    def __init__(self, problem: Problem, seed: int = 0, threads: int = 1, **options):
+        super().__init__(problem, seed, threads, **options)
+        o = self.opts
 
         p = problem
         n, K, A = p.n, p.n_labels, p.n_attributes
         N = p.train.n_tokens
         self.index = sequence_index(p.train, A)
         self.state = OEGState(
-            w=np.zeros(p.dim), theta_unary=np.zeros(N * K), theta_scale=np.ones(n),
-            theta_pair=np.zeros(n * K * K), mu_unary=np.zeros(N * K),
-            mu_pair=np.zeros(n * K * K), entropy=np.zeros(n), eta=np.full(n, self.eta0),
-            order=np.arange(n, dtype=np.int64), cursor=np.full(1, n, dtype=np.int64),
+            w=aligned_zeros(p.dim), theta_unary=aligned_zeros(N * K), theta_scale=np.ones(n),
+            theta_pair=aligned_zeros(n * K * K), mu_unary=aligned_zeros(N * K),
+            mu_pair=aligned_zeros(n * K * K), entropy=aligned_zeros(n),
+            eta=np.full(n, o["eta0"]), order=np.arange(n, dtype=np.int64),
+            cursor=np.full(1, n, dtype=np.int64),
             counters=np.zeros(N_COUNTERS, dtype=np.int64), sums=np.zeros(2))
-        self.options = OEGOptions(lam=float(p.lam), c0=self.c0, eta_increase=self.eta_increase,
-                                  eta_max=self.eta_max, max_trials=self.max_trials,
-                                  sampling=SAMPLINGS[sampling])
+        self.options = OEGOptions(lam=float(p.lam), c0=o["c0"], eta_increase=o["eta_increase"],
+                                  eta_max=o["eta_max"], max_trials=o["max_trials"],
+                                  sampling=SAMPLING_CODES[o["sampling"]], mask=p.mask)
         ws = make_workspace(int(np.max(p.train.lengths())), K)
-        max_uniq = int(np.max(np.diff(self.index.uniq_ptr))) if n else 0
-        self.buffers = OEGBuffers(
-            ws.scores, ws.emit, ws.alpha, ws.beta, ws.scale, ws.trans, ws.unary,
-            np.zeros(len(ws.scores)), np.zeros(K * K), np.zeros(K * K),
-            np.zeros(max(max_uniq, 1) * K), np.zeros(3 * K), np.zeros(K * K))
-        oeg_init(self.state, self.index, self.buffers, A, K, self.options, self.eta0)
-        if not self.count_init:
+        chain = ws._replace(scores=aligned_zeros(len(ws.scores)), trans=aligned_zeros(K * K),
+                            pair=aligned_zeros(K * K))
+        max_uniq = max_distinct_attributes(self.index)
+        self.buffers = OEGBuffers(ws, chain, aligned_zeros(K * K),
+                                  aligned_zeros(max(max_uniq, 1) * K), aligned_zeros(3 * K),
+                                  aligned_zeros(K * K))
+        oeg_init(self.state, self.index, self.buffers, A, K, self.options, o["eta0"])
+        if not o["count_init"]:
             self.state.counters[ORACLE_FB] = 0
         self.rng = make_rng(seed)
         self._last = self.state.counters.copy()
@@ -163,12 +147,6 @@ class OEG(Solver):
                 "marginals_unary": s.mu_unary.nbytes, "marginals_pairwise": s.mu_pair.nbytes,
                 "weights": s.w.nbytes,
                 "per_sequence": s.entropy.nbytes + s.eta.nbytes + s.order.nbytes}
-
-    def config(self) -> dict:
-        return {**super().config(), "eta0": self.eta0, "c0": self.c0,
-                "eta_increase": self.eta_increase, "eta_max": self.eta_max,
-                "max_trials": self.max_trials, "sampling": self.sampling,
-                "count_init": self.count_init}
 
 
 __all__ = ["OEG"]

@@ -10,10 +10,11 @@ a' = (1-eta) a, Q' = (1-eta) Q + eta W, and is accepted iff it increases the dua
 D = (1/n) sum_i H(u_i) - lambda/2 ||w||^2 (exact change, section 6.2);
 otherwise eta_i is halved and the step retried.
 
-The chain with the per-edge bonus a' c0 on the true transition is solved by
-:func:`bonus_forward_backward`, which returns log Z, the unary marginals, the
-SUMMED pairwise marginals Pi and the mass on the true transitions, which is all
-the entropy and the statistics Phi_i need.
+The chain with the per-edge bonus a' c0 on the true transition is solved by the
+oracle's recursion (:func:`~crfsdca.model.oracle.chain_marginals`, pairwise marginals
+summed over the edges), which gives log Z, the unary marginals, the SUMMED pairwise
+marginals Pi and the mass on the true transitions: all the entropy and the statistics
+Phi_i need.
 """
 
 from __future__ import annotations
@@ -23,15 +24,20 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..model._fastmath import NJIT, NJIT_FAST, fexp, flog
-from ..model.oracle import logsumexp, unary_scores
-from .random import permutation, randint
+from ..jit import NJIT
+from ..model.objective import apply_mask
+from ..model.oracle import (
+    Workspace,
+    chain_marginals,
+    transition_offset,
+    transition_potentials,
+    unary_scores,
+)
+from .registry import OEG_OPTIONS
+from .rng import permutation, randint
 
-_SAFE_MIN = 1e-280
-_SAFE_MAX = 1e280
-
-UNIFORM, PERM = 0, 1
-SAMPLINGS = {"uniform": UNIFORM, "perm": PERM}
+SAMPLING_CODES = {name: code for code, name in enumerate(OEG_OPTIONS["sampling"].choices)}
+UNIFORM, PERM = SAMPLING_CODES["uniform"], SAMPLING_CODES["perm"]
 
 # counters[]: oracle calls (forward-backward), updates (accepted steps), acceptance tests,
 # rejected trials, visits on which every trial failed
@@ -57,16 +63,10 @@ class OEGState(NamedTuple):
 
 
 class OEGBuffers(NamedTuple):
-    scores: np.ndarray  # T*K model scores s_i(w)
-    emit: np.ndarray
-    alpha: np.ndarray
-    beta: np.ndarray
-    scale: np.ndarray
-    trans: np.ndarray
-    unary: np.ndarray  # T*K marginals of the trial
-    theta: np.ndarray  # T*K trial unary potentials
+    ws: Workspace  # scores: the model's scores s_i(w); emit: scratch after inference
+    chain: Workspace  # the trial chain: scores = its unary potentials theta', unary = its
+    #                   marginals, pair[:KK] = its summed pairwise marginals Pi
     q: np.ndarray  # KK trial Q'
-    pi: np.ndarray  # KK trial summed pairwise marginals
     dw_em: np.ndarray  # max distinct attributes * K
     dw_bias: np.ndarray  # 3K
     dw_trans: np.ndarray  # KK
@@ -79,153 +79,24 @@ class OEGOptions(NamedTuple):
     eta_max: float
     max_trials: int
     sampling: int
+    mask: np.ndarray  # the feature mask (uint8 per weight), empty: every weight
+
+
+@njit(**NJIT)
+def _solve_chain(buf, T, K, bonus, labels, start):
+    """The trial chain of ``buf.chain`` (unary potentials in its scores, transitions
+    ``buf.q``, ``bonus`` on the true transitions): (log Z, true mass); marginals in
+    ``buf.chain.unary`` and, summed over edges, ``buf.chain.pair[:K*K]``."""
+    tmax = transition_potentials(buf.q, 0, K, buf.chain.trans)
+    return chain_marginals(buf.chain, T, K, buf.q, 0, tmax, bonus, labels, start, True)
 
 
 # ----------------------------------------------------------------------------- inference
 
 @njit(**NJIT)
-def _bonus_fb_log(theta, T, K, q, bonus, labels, start, la, lb, tmp, unary, pi):
-    """Log-space version of :func:`bonus_forward_backward` (slow, exact at any scale)."""
-    KK = K * K
-    for k in range(K):
-        la[k] = theta[k]
-    for t in range(1, T):
-        e = labels[start + t - 1] * K + labels[start + t]
-        for l in range(K):
-            for k in range(K):
-                b = bonus if k * K + l == e else 0.0
-                tmp[k] = la[(t - 1) * K + k] + q[k * K + l] + b
-            la[t * K + l] = logsumexp(tmp, 0, K) + theta[t * K + l]
-    for k in range(K):
-        tmp[k] = la[(T - 1) * K + k]
-    logz = logsumexp(tmp, 0, K)
-    for k in range(K):
-        lb[(T - 1) * K + k] = 0.0
-    for t in range(T - 2, -1, -1):
-        e = labels[start + t] * K + labels[start + t + 1]
-        for k in range(K):
-            for l in range(K):
-                b = bonus if k * K + l == e else 0.0
-                tmp[l] = q[k * K + l] + b + theta[(t + 1) * K + l] + lb[(t + 1) * K + l]
-            lb[t * K + k] = logsumexp(tmp, 0, K)
-    for j in range(T * K):
-        unary[j] = np.exp(la[j] + lb[j] - logz)
-    for j in range(KK):
-        pi[j] = 0.0
-    true_mass = 0.0
-    for t in range(T - 1):
-        e = labels[start + t] * K + labels[start + t + 1]
-        for k in range(K):
-            for l in range(K):
-                b = bonus if k * K + l == e else 0.0
-                x = np.exp(la[t * K + k] + q[k * K + l] + b + theta[(t + 1) * K + l]
-                           + lb[(t + 1) * K + l] - logz)
-                pi[k * K + l] += x
-                if k * K + l == e:
-                    true_mass += x
-    return logz, true_mass
-
-
-@njit(**NJIT_FAST)
-def bonus_forward_backward(theta, T, K, q, bonus, labels, start, trans, emit, alpha, beta,
-                           scale, unary, pi):
-    """Inference in the chain with unary potentials ``theta`` (T x K) and pairwise
-    potentials q(k, l) + bonus [k = y_t, l = y_{t+1}] on edge t.
-
-    Writes the unary marginals into ``unary[:T*K]`` and the pairwise marginals summed
-    over edges into ``pi[:K*K]``; returns (log Z, sum_t p(y_t, y_{t+1})). Scaled
-    recursions like the oracle's, redone in log space if a scale factor underflows.
-    """
-    KK = K * K
-    qmax = -np.inf
-    for j in range(KK):
-        qmax = max(qmax, q[j])
-    for j in range(KK):
-        trans[j] = fexp(q[j] - qmax)
-    e1 = np.expm1(bonus)
-    logz = (T - 1) * qmax
-    for t in range(T):
-        row = t * K
-        mx = -np.inf
-        for k in range(K):
-            mx = max(mx, theta[row + k])
-        logz += mx
-        for k in range(K):
-            emit[row + k] = fexp(theta[row + k] - mx)
-    ok = True
-    for t in range(T):
-        row = t * K
-        if t == 0:
-            for k in range(K):
-                alpha[k] = emit[k]
-        else:
-            prev = row - K
-            for k in range(K):
-                alpha[row + k] = 0.0
-            for k in range(K):
-                ak = alpha[prev + k]
-                mrow = k * K
-                for l in range(K):
-                    alpha[row + l] += ak * trans[mrow + l]
-            ya = labels[start + t - 1]
-            yb = labels[start + t]
-            alpha[row + yb] += alpha[prev + ya] * trans[ya * K + yb] * e1
-            for k in range(K):
-                alpha[row + k] *= emit[row + k]
-        c = 0.0
-        for k in range(K):
-            c += alpha[row + k]
-        if not (c > _SAFE_MIN and c < _SAFE_MAX):
-            ok = False
-            break
-        inv = 1.0 / c
-        for k in range(K):
-            alpha[row + k] *= inv
-        scale[t] = c
-        logz += flog(c)
-    if not ok:
-        return _bonus_fb_log(theta, T, K, q, bonus, labels, start, alpha, beta, emit, unary, pi)
-    for j in range(KK):
-        pi[j] = 0.0
-    last = (T - 1) * K
-    for k in range(K):
-        beta[last + k] = 1.0
-        unary[last + k] = alpha[last + k]
-    true_mass = 0.0
-    bmax = 0.0
-    for t in range(T - 2, -1, -1):
-        row = t * K
-        nxt = row + K
-        inv = 1.0 / scale[t + 1]
-        for l in range(K):
-            emit[nxt + l] = emit[nxt + l] * beta[nxt + l] * inv
-        for k in range(K):
-            ak = alpha[row + k]
-            mrow = k * K
-            s = 0.0
-            for l in range(K):
-                x = trans[mrow + l] * emit[nxt + l]
-                s += x
-                pi[mrow + l] += ak * x
-            beta[row + k] = s
-        ya = labels[start + t]
-        yb = labels[start + t + 1]
-        base = trans[ya * K + yb] * emit[nxt + yb]
-        beta[row + ya] += base * e1
-        pi[ya * K + yb] += alpha[row + ya] * base * e1
-        true_mass += alpha[row + ya] * base * (e1 + 1.0)
-        for k in range(K):
-            unary[row + k] = alpha[row + k] * beta[row + k]
-            bmax = max(bmax, beta[row + k])
-    if not bmax < _SAFE_MAX:
-        # recompute the forward messages too: the log version overwrites alpha and beta
-        return _bonus_fb_log(theta, T, K, q, bonus, labels, start, alpha, beta, emit, unary, pi)
-    return logz, true_mass
-
-
-@njit(**NJIT)
 def _entropy(logz, theta, unary, T, K, q, pi, bonus, true_mass):
-    """H(u) = log Z - <theta, mu> for the chain of :func:`bonus_forward_backward`."""
+    """H(u) = log Z - <theta, mu> for the chain of unary potentials theta, transitions q
+    and the bonus on the true transitions."""
     h = logz - bonus * true_mass
     for j in range(T * K):
         h -= theta[j] * unary[j]
@@ -245,8 +116,10 @@ def oeg_init(st, idx, buf, n_attr, K, opt, eta0):
     n = len(idx.offsets) - 1
     KK = K * K
     ob = n_attr * K
-    ow = ob + 3 * K
+    ow = transition_offset(n_attr, K)
     scale = 1.0 / (opt.lam * n)
+    real = len(idx.attr_values) > 0
+    chain = buf.chain
     for j in range(len(st.w)):
         st.w[j] = 0.0
     for i in range(n):
@@ -255,46 +128,51 @@ def oeg_init(st, idx, buf, n_attr, K, opt, eta0):
         u0 = start * K
         for t in range(T):
             for k in range(K):
-                st.theta_unary[u0 + t * K + k] = 0.0
-            st.theta_unary[u0 + t * K + idx.labels[start + t]] = opt.c0
+                chain.scores[t * K + k] = 0.0
+            chain.scores[t * K + idx.labels[start + t]] = opt.c0
+        for j in range(T * K):
+            st.theta_unary[u0 + j] = chain.scores[j]
         st.theta_scale[i] = 1.0
         for j in range(KK):
             st.theta_pair[i * KK + j] = 0.0
             buf.q[j] = 0.0
-        logz, true_mass = bonus_forward_backward(
-            st.theta_unary[u0:u0 + T * K], T, K, buf.q, opt.c0, idx.labels, start, buf.trans,
-            buf.emit, buf.alpha, buf.beta, buf.scale, buf.unary, buf.pi)
+        logz, true_mass = _solve_chain(buf, T, K, opt.c0, idx.labels, start)
         st.counters[ORACLE_FB] += 1
-        st.entropy[i] = _entropy(logz, st.theta_unary[u0:u0 + T * K], buf.unary, T, K, buf.q,
-                                 buf.pi, opt.c0, true_mass)
+        st.entropy[i] = _entropy(logz, chain.scores, chain.unary, T, K, buf.q, chain.pair,
+                                 opt.c0, true_mass)
         st.eta[i] = eta0
-        # store the marginals; w += scale * (Phi(y) - Phi(mu))
+        # store the marginals; w += scale * (Phi(y) - Phi(mu)); chain.scores is free now
         for t in range(T):
             tok = start + t
             y = idx.labels[tok]
             row = t * K
             for k in range(K):
-                st.mu_unary[u0 + row + k] = buf.unary[row + k]
-                buf.theta[row + k] = scale * ((1.0 if k == y else 0.0) - buf.unary[row + k])
+                st.mu_unary[u0 + row + k] = chain.unary[row + k]
+                chain.scores[row + k] = scale * ((1.0 if k == y else 0.0) - chain.unary[row + k])
             for j in range(idx.attr_indptr[tok], idx.attr_indptr[tok + 1]):
                 base = idx.attr_indices[j] * K
+                v = idx.attr_values[j] if real else 1.0
                 for k in range(K):
-                    st.w[base + k] += buf.theta[row + k]
+                    st.w[base + k] += v * chain.scores[row + k]
             for k in range(K):
-                st.w[ob + 3 * k] += buf.theta[row + k]
+                st.w[ob + 3 * k] += chain.scores[row + k]
         for k in range(K):
-            st.w[ob + 3 * k + 1] += buf.theta[k]
-            st.w[ob + 3 * k + 2] += buf.theta[(T - 1) * K + k]
+            st.w[ob + 3 * k + 1] += chain.scores[k]
+            st.w[ob + 3 * k + 2] += chain.scores[(T - 1) * K + k]
         for j in range(KK):
-            st.mu_pair[i * KK + j] = buf.pi[j]
-            st.w[ow + j] -= scale * buf.pi[j]
+            st.mu_pair[i * KK + j] = chain.pair[j]
+            st.w[ow + j] -= scale * chain.pair[j]
         for t in range(T - 1):
             st.w[ow + idx.labels[start + t] * K + idx.labels[start + t + 1]] += scale
+    apply_mask(st.w, opt.mask)
 
 
 @njit(**NJIT)
-def _dual_change(st, idx, buf, i, T, K, n_attr, scale):
-    """Dw = scale (Phi_i(mu_i) - Phi_i(mu')) into the sparse buffers; returns (<w,Dw>, ||Dw||^2)."""
+def _dual_change(st, idx, buf, i, T, K, n_attr, scale, mask):
+    """Dw = scale (Phi_i(mu_i) - Phi_i(mu')), restricted to the features of ``mask``, into
+    the sparse buffers; returns (<w,Dw>, ||Dw||^2)."""
+    emit, unary, pi = buf.ws.emit, buf.chain.unary, buf.chain.pair
+    real = len(idx.attr_values) > 0
     start = idx.offsets[i]
     u0 = start * K
     ua0 = idx.uniq_ptr[i]
@@ -309,18 +187,29 @@ def _dual_change(st, idx, buf, i, T, K, n_attr, scale):
         row = t * K
         # emit is free after inference: per-token change of the unary marginals
         for k in range(K):
-            buf.emit[row + k] = st.mu_unary[u0 + row + k] - buf.unary[row + k]
+            emit[row + k] = st.mu_unary[u0 + row + k] - unary[row + k]
         for j in range(idx.attr_indptr[tok], idx.attr_indptr[tok + 1]):
             lb = idx.local[j] * K
+            v = idx.attr_values[j] if real else 1.0
             for k in range(K):
-                buf.dw_em[lb + k] += buf.emit[row + k]
+                buf.dw_em[lb + k] += v * emit[row + k]
         for k in range(K):
-            buf.dw_bias[3 * k] += buf.emit[row + k]
+            buf.dw_bias[3 * k] += emit[row + k]
     for k in range(K):
-        buf.dw_bias[3 * k + 1] = buf.emit[k]
-        buf.dw_bias[3 * k + 2] = buf.emit[(T - 1) * K + k]
+        buf.dw_bias[3 * k + 1] = emit[k]
+        buf.dw_bias[3 * k + 2] = emit[(T - 1) * K + k]
     for j in range(KK):
-        buf.dw_trans[j] = scale * (st.mu_pair[i * KK + j] - buf.pi[j])
+        buf.dw_trans[j] = scale * (st.mu_pair[i * KK + j] - pi[j])
+    if len(mask):
+        ob = n_attr * K
+        for r in range(nu):
+            base = idx.uniq_attr[ua0 + r] * K
+            for k in range(K):
+                buf.dw_em[r * K + k] *= mask[base + k]
+        for j in range(3 * K):
+            buf.dw_bias[j] *= mask[ob + j]
+        for j in range(KK):
+            buf.dw_trans[j] *= mask[ob + 3 * K + j]
     wdw = 0.0
     dd = 0.0
     for r in range(nu):
@@ -362,10 +251,10 @@ def _accept(st, idx, buf, i, T, K, n_attr, a_new, h_new):
     for j in range(KK):
         st.w[ow + j] += buf.dw_trans[j]
         st.theta_pair[i * KK + j] = buf.q[j]
-        st.mu_pair[i * KK + j] = buf.pi[j]
+        st.mu_pair[i * KK + j] = buf.chain.pair[j]
     for j in range(T * K):
-        st.theta_unary[u0 + j] = buf.theta[j]
-        st.mu_unary[u0 + j] = buf.unary[j]
+        st.theta_unary[u0 + j] = buf.chain.scores[j]
+        st.mu_unary[u0 + j] = buf.chain.unary[j]
     st.theta_scale[i] = a_new
     st.entropy[i] = h_new
 
@@ -381,9 +270,9 @@ def oeg_step(i, st, idx, buf, n_attr, K, opt):
     start = idx.offsets[i]
     u0 = start * K
     KK = K * K
-    ow = n_attr * K + 3 * K
-    T = unary_scores(st.w, n_attr, K, idx.offsets, idx.attr_indptr, idx.attr_indices, i,
-                     buf.scores)
+    ow = transition_offset(n_attr, K)
+    scores, theta = buf.ws.scores, buf.chain.scores
+    T = unary_scores(st.w, n_attr, K, idx, i, scores)
     eta = st.eta[i]
     a_old = st.theta_scale[i]
     h_old = st.entropy[i]
@@ -393,18 +282,17 @@ def oeg_step(i, st, idx, buf, n_attr, K, opt):
         trials += 1
         keep = 1.0 - eta
         for j in range(T * K):
-            buf.theta[j] = keep * st.theta_unary[u0 + j] + eta * buf.scores[j]
+            theta[j] = keep * st.theta_unary[u0 + j] + eta * scores[j]
         for j in range(KK):
             buf.q[j] = keep * st.theta_pair[i * KK + j] + eta * st.w[ow + j]
         a_new = keep * a_old
         bonus = a_new * opt.c0
-        logz, true_mass = bonus_forward_backward(
-            buf.theta, T, K, buf.q, bonus, idx.labels, start, buf.trans, buf.emit, buf.alpha,
-            buf.beta, buf.scale, buf.unary, buf.pi)
+        logz, true_mass = _solve_chain(buf, T, K, bonus, idx.labels, start)
         st.counters[ORACLE_FB] += 1
         st.counters[LS_EVALS] += 1
-        h_new = _entropy(logz, buf.theta, buf.unary, T, K, buf.q, buf.pi, bonus, true_mass)
-        wdw, dd = _dual_change(st, idx, buf, i, T, K, n_attr, scale)
+        h_new = _entropy(logz, theta, buf.chain.unary, T, K, buf.q, buf.chain.pair, bonus,
+                         true_mass)
+        wdw, dd = _dual_change(st, idx, buf, i, T, K, n_attr, scale, opt.mask)
         gain = (h_new - h_old) / n - lam * wdw - 0.5 * lam * dd
         if gain > 0.0:
             _accept(st, idx, buf, i, T, K, n_attr, a_new, h_new)

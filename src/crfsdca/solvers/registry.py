@@ -1,28 +1,240 @@
-"""Solvers by name, as the command line and the workflow refer to them."""
+"""The solvers by name, each with its one table of options (see :mod:`.options`).
+
+Everything that names a solver or one of its options is derived from :data:`SOLVERS`:
+the ``train`` command's ``--solver`` choices and flags, :func:`make_solver`, the
+workflow's validation and naming of experiment runs (:func:`resolve_run`,
+:func:`run_id`), the report's method labels (:func:`method_label`), and the estimator's
+parameters. Adding an option to a solver is one line in its table here (and its use in
+the solver). This module imports no numba, so that the workflow can read it.
+"""
 
 from __future__ import annotations
 
-from .base import Problem, Solver
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
-SOLVER_NAMES = ("sdca", "lbfgs", "sag", "sag-nus", "sag-nus-star", "oeg")
+from ..errors import ConfigError
+from .options import Option, OptionTable, short_number
+
+# -------------------------------------------------------------------------------- SDCA
+
+SAMPLERS = {
+    "uniform": "SDCA", "gap": "SDCA-GAP", "importance": "SDCA-IMP",
+    "gap-importance": "SDCA-GAPxIMP", "max": "SDCA-MAX", "perm": "SDCA-PERM",
+    "cyclic": "SDCA-CYCLIC",
+}
+"""SDCA's sampling schemes (paper Sections 5 and 6.3) and the paper's name of SDCA with each."""
+
+THETA_FREE = ("uniform", "perm", "cyclic")
+"""Samplers for which the non-uniformity theta plays no role."""
+
+LINE_SEARCHES = ("newton", "single-newton", "fixed", "golden")
+STORE_DTYPES = ("float64", "float32")
 
 
-def make_solver(name: str, problem: Problem, **options) -> Solver:
-    """Build solver ``name`` with its options (unknown options are an error)."""
-    if name == "sdca":
-        from .sdca import SDCA
+def _line_search_label(value, options):
+    if value == "fixed":
+        step = options["step_size"]
+        return "fixed step" + (f"={short_number(step)}" if step is not None else "")
+    return {"single-newton": "single Newton"}.get(value, value)
 
-        return SDCA(problem, **options)
-    if name == "lbfgs":
-        from .lbfgs import LBFGS
 
-        return LBFGS(problem, **options)
-    if name in ("sag", "sag-nus", "sag-nus-star"):
-        from .sag import SAGFamily
+STORE_DTYPE = Option(
+    "store_dtype", str, "float64", "float width of the stored dual marginals (float32 halves "
+    "the memory; w stays w_hat of the rounded values)", choices=STORE_DTYPES,
+    label="{value}", shared=True)
 
-        return SAGFamily(problem, variant=name, **options)
-    if name == "oeg":
-        from .oeg import OEG
+SDCA_OPTIONS = OptionTable("sdca", [
+    Option("sampler", str, "gap", "which sequence to visit next", choices=tuple(SAMPLERS),
+           label=SAMPLERS),
+    Option("non_uniformity", float, 0.8, "theta: share of the draws that follow the "
+           "sampler, the rest uniform", bounds="[0, 1]", label="theta={value}",
+           relevant=lambda o: o["sampler"] not in THETA_FREE),
+    Option("line_search", str, "newton", "newton: safeguarded Newton to the sub-precision; "
+           "single-newton: its first step only; fixed: --step-size; golden: golden section",
+           choices=LINE_SEARCHES, label=_line_search_label),
+    Option("line_search_start", str, "regula-falsi", "where newton and single-newton start: "
+           "regula-falsi: f'(0) / (f'(0) - f'(1)), our safeguard; midpoint: 0.5, the paper's "
+           "rtsafe (with subprecision 0.5, one evaluation)",
+           choices=("regula-falsi", "midpoint"), label="{value} start",
+           relevant=lambda o: o["line_search"] in ("newton", "single-newton")),
+    Option("subprecision", float, 1e-3, "line-search tolerance on the step size",
+           bounds="(0, 1]", label="{value}",
+           relevant=lambda o: o["line_search"] in ("newton", "golden")),
+    Option("step_size", float, None, "fixed step (line search fixed; none: the theoretical "
+           "(1 + R / (lambda n))^-1)", bounds="(0, 1]", nullable=True, label=lambda v, o: "",
+           relevant=lambda o: o["line_search"] == "fixed"),
+    Option("refresh_every", float, 0.0, "recompute every stored gap every this many epochs "
+           "(0: never)", bounds="[0, inf)", label="refresh={value}"),
+    STORE_DTYPE,
+    Option("init_c", float, 10.0, "constant c of the smoothed-Dirac initialization "
+           "(math.md section 5.1)",
+           bounds="[0, inf)"),
+])
 
-        return OEG(problem, **options)
-    raise ValueError(f"unknown solver {name!r}; choose one of {', '.join(SOLVER_NAMES)}")
+# -------------------------------------------------------------------------------- SAG
+
+SAG_OPTIONS = OptionTable("sag", [
+    Option("lipschitz_init", float, 1.0, "initial Lipschitz estimate: SAG's global L, "
+           "SAG-NUS's first L_i", bounds="(0, inf)"),
+    Option("decrease", float, 0.9, "L_i <- this * L_i before a line search on a revisit "
+           "(0.5 is the halving rule of Schmidt's logistic code)", bounds="(0, 1]"),
+    Option("decrease_guarded", bool, False, "also decrease L_i when the gradient guard skips "
+           "the line search"),
+    Option("first_visit", float, 0.5, "first-visit L_i = this * mean of the seen L_j",
+           bounds="(0, inf)"),
+    Option("step_rule", str, "c13", "SAG-NUS step size: c13 = average of the 1/Lmax and "
+           "1/Lmean steps, harmonic = 1/((Lmax + Lmean)/2)", choices=("c13", "harmonic")),
+    Option("guard", float, 1e-8, "skip the line search when ||g_i||^2 is at most this",
+           bounds="[0, inf)"),
+    Option("max_doublings", int, 60, "doublings of L per line search at most (a safety cap)",
+           bounds="[1, inf)"),
+    STORE_DTYPE,
+], prefix="sag")
+
+# -------------------------------------------------------------------------------- OEG
+
+OEG_OPTIONS = OptionTable("oeg", [
+    Option("eta0", float, 0.5, "initial step size of every example", bounds="(0, inf)"),
+    Option("c0", float, 10.0, "smoothed-Dirac initialization constant", bounds="[0, inf)"),
+    Option("eta_increase", float, 1.0, "multiply eta_i by this after an accepted step "
+           "(1: never)", bounds="[1, inf)"),
+    Option("eta_max", float, 1.0, "cap of eta_i when it increases", bounds="(0, inf)"),
+    Option("max_trials", int, 30, "trials (halvings + 1) per visit", bounds="[1, inf)"),
+    Option("sampling", str, "uniform", "uniform with replacement, or a fresh permutation "
+           "every epoch", choices=("uniform", "perm")),
+    Option("count_init", bool, True, "count the n forward-backwards of the initialization "
+           "as oracle calls", trajectory=False),
+], prefix="oeg")
+
+# -------------------------------------------------------------------------------- L-BFGS
+
+LBFGS_OPTIONS = OptionTable("lbfgs", [
+    Option("memory", int, 50, "number of (s, y) pairs; the history takes 2*memory*d*8 bytes",
+           bounds="[1, inf)"),
+    Option("c1", float, 1e-4, "sufficient-decrease constant of the Wolfe conditions",
+           bounds="(0, 1)"),
+    Option("c2", float, 0.9, "curvature constant of the Wolfe conditions", bounds="(0, 1)"),
+    Option("max_evals", int, 25, "evaluations per line search at most", bounds="[1, inf)"),
+    Option("gtol", float, 0.0, "stop when ||grad P||_inf is at most this", bounds="[0, inf)"),
+    Option("line_search", str, "wolfe", "strong Wolfe, or a search on the gradient alone "
+           "(for the last digits, where values of P are rounding noise)",
+           choices=("wolfe", "gradient")),
+], prefix="lbfgs")
+
+# -------------------------------------------------------------------------------- solvers
+
+
+@dataclass(frozen=True)
+class SolverSpec:
+    """A solver: its name, its paper name, its options and the class that runs it.
+
+    ``factory`` is ``"module:Class"`` (imported only when the solver is built, so that
+    the workflow's rerun lists follow each solver's own imports); ``fixed`` are
+    constructor arguments that are not options (the SAG variant). With ``base_option``
+    the paper name is the label of that option's value (SDCA's is its sampler's).
+    """
+
+    name: str
+    label: str
+    options: OptionTable
+    factory: str
+    fixed: Mapping = field(default_factory=dict)
+    base_option: str | None = None
+
+    @property
+    def module(self) -> str:
+        return self.factory.split(":")[0]
+
+    def solver_class(self):
+        module, cls = self.factory.split(":")
+        return getattr(importlib.import_module(module), cls)
+
+
+SOLVERS: dict[str, SolverSpec] = {s.name: s for s in (
+    SolverSpec("sdca", "SDCA", SDCA_OPTIONS, "crfsdca.solvers.sdca:SDCA",
+               base_option="sampler"),
+    SolverSpec("sag", "SAG", SAG_OPTIONS, "crfsdca.solvers.sag:SAGFamily",
+               fixed={"variant": "sag"}),
+    SolverSpec("sag-nus", "SAG-NUS", SAG_OPTIONS, "crfsdca.solvers.sag:SAGFamily",
+               fixed={"variant": "sag-nus"}),
+    SolverSpec("sag-nus-star", "SAG-NUS*", SAG_OPTIONS, "crfsdca.solvers.sag:SAGFamily",
+               fixed={"variant": "sag-nus-star"}),
+    SolverSpec("oeg", "OEG", OEG_OPTIONS, "crfsdca.solvers.oeg:OEG"),
+    SolverSpec("lbfgs", "L-BFGS", LBFGS_OPTIONS, "crfsdca.solvers.lbfgs:LBFGS"),
+)}
+SOLVER_NAMES = tuple(SOLVERS)
+
+
+def spec(name: str) -> SolverSpec:
+    """The solver called ``name``; a ConfigError lists the known ones."""
+    try:
+        return SOLVERS[name]
+    except (KeyError, TypeError):
+        raise ConfigError(f"unknown solver {name!r}; choose one of "
+                          f"{', '.join(SOLVER_NAMES)}") from None
+
+
+def make_solver(name: str, problem, seed: int = 0, threads: int = 1, **options):
+    """Build solver ``name`` on ``problem`` with its options (checked against its table)."""
+    s = spec(name)
+    return s.solver_class()(problem, seed=seed, threads=threads, **s.fixed, **options)
+
+
+# -------------------------------------------------------------------------------- runs
+
+def resolve_run(run: Mapping) -> tuple[str, dict]:
+    """``(solver, options)`` of an experiment run ``{solver: ..., <run key>: value, ...}``.
+
+    Keys are run keys (``sampler``, ``sag_decrease``, ``lbfgs_memory``); every value is
+    checked against the solver's table and defaults are filled in.
+    """
+    rest = dict(run)
+    s = spec(rest.pop("solver", None))
+    return s.name, s.options.resolve(rest, keys=True)
+
+
+def run_id(solver: str, options: Mapping, extra: Mapping | None = None) -> str:
+    """The directory name of a run: the solver, then its non-default options and
+    ``extra`` (seed, budget scale) as ``key-value``, sorted by key.
+
+    Runs that differ only by options left at their defaults share one name.
+    """
+    table = spec(solver).options
+    items = {table.key(k): v for k, v in table.non_default(options).items()}
+    items.update(extra or {})
+    parts = [f"{k}-{format(v, 'g') if isinstance(v, float) else v}"
+             for k, v in sorted(items.items())]
+    return "_".join([solver] + parts)
+
+
+def method_label(config: Mapping) -> str:
+    """The paper's name of a run's method, from its configuration (a run's ``meta.json``
+    "solver" entry): the solver's name, or for SDCA its sampler's (SDCA = uniform,
+    SDCA-GAP...), followed by its relevant non-default options (``theta=0.5``,
+    ``single Newton``, ``1e-4`` for a sub-precision, ``float32``...)."""
+    name = str(config.get("solver", "?"))
+    if name not in SOLVERS:
+        return name.upper()
+    s = SOLVERS[name]
+    values = {k: v for k, v in config.items() if k in s.options.names()}
+    base = s.label
+    if s.base_option is not None:
+        full = {**s.options.defaults(), **values}
+        base = s.options[s.base_option].label_text(full[s.base_option], full)
+    skip = () if s.base_option is None else (s.base_option,)
+    threads = int(config.get("threads") or 1)
+    parts = s.options.label_parts(values, skip=skip)
+    return " ".join([base] + parts + ([f"{threads} threads"] if threads > 1 else []))
+
+
+def base_labels() -> tuple[str, ...]:
+    """Every solver's paper name, in registry order (SDCA's, one per sampler)."""
+    out = []
+    for s in SOLVERS.values():
+        if s.base_option is not None:
+            out += [str(v) for v in s.options[s.base_option].label.values()]
+        else:
+            out.append(s.label)
+    return tuple(out)

@@ -28,8 +28,7 @@ alternatives are reachable by the parameters named):
   (``decrease=0.9``; ``decrease=0.5`` gives [C13]'s halving rule). "Every visit where
   a line search is run" (9.2 (a), section 5's note) is read literally: when the
   guard ||g_i||^2 <= 1e-8 skips the search, L_i keeps its value, since nothing
-  certifies a smaller one (the pseudo-code of 4.3 decreases it anyway:
-  ``decrease_guarded=True``);
+  certifies a smaller one (``decrease_guarded=True`` decreases it anyway, section 4.3);
 - 9.3 first visit: L_i starts at 0.5 x mean of the seen L_j, 1 if none
   (``first_visit=0.5``; 1.0 starts at the mean);
 - 9.4 step size: [C13]'s average of the safe and aggressive steps
@@ -49,9 +48,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..jit import aligned_zeros
 from ..model.oracle import make_workspace
 from .base import Problem, Solver
-from .random import make_rng
+from .index import max_distinct_attributes, sequence_index
+from .registry import SAG_OPTIONS
+from .rng import make_rng
 from .sag_kernel import (
     CAPPED,
     CYC_LS,
@@ -70,7 +72,7 @@ from .sag_kernel import (
     SEARCHES,
     SEEN_COUNT,
     SKIPPED,
-    STEP_RULES,
+    STEP_RULE_CODES,
     SUM_STEP,
     UPDATES,
     VARIANTS,
@@ -80,82 +82,64 @@ from .sag_kernel import (
     flush,
     sag_run,
 )
-from .sdca import STORE_DTYPES, sequence_index
 from .trees import make_sum_tree
 
 
 class SAGFamily(Solver):
     """SAG (``variant="sag"``), SAG-NUS (``"sag-nus"``) or SAG-NUS* (``"sag-nus-star"``).
 
-    Parameters
-    ----------
-    variant: ``sag``, ``sag-nus`` or ``sag-nus-star``.
-    lipschitz_init: initial global L of SAG, and L_i of the first example SAG-NUS
-        visits (default 1) [C13].
-    decrease, decrease_guarded, first_visit, step_rule, guard, max_doublings, store_dtype:
-    see the module docstring (open choices of ``baselines.md`` section 9).
+    ``variant`` is ``sag``, ``sag-nus`` or ``sag-nus-star``. Options
+    (:data:`~crfsdca.solvers.registry.SAG_OPTIONS`): ``lipschitz_init`` is the initial
+    global L of SAG and the L_i of the first example SAG-NUS visits [C13]; the others
+    are the open choices of ``baselines.md`` section 9 (module docstring).
     """
 
-    def __init__(self, problem: Problem, variant: str = "sag", lipschitz_init: float = 1.0,
-                 decrease: float = 0.9, decrease_guarded: bool = False,
-                 first_visit: float = 0.5, step_rule: str = "c13",
-                 guard: float = 1e-8, max_doublings: int = 60, store_dtype: str = "float64",
-                 seed: int = 0):
-        super().__init__(problem, seed)
+    OPTIONS = SAG_OPTIONS
+
+    def __init__(self, problem: Problem, variant: str = "sag", seed: int = 0, threads: int = 1,
+                 **options):
+        super().__init__(problem, seed, threads, **options)
         if variant not in VARIANTS:
             raise ValueError(f"unknown SAG variant {variant!r}; choose one of "
                              f"{', '.join(VARIANTS)}")
-        if step_rule not in STEP_RULES:
-            raise ValueError(f"unknown step rule {step_rule!r}; choose one of "
-                             f"{', '.join(STEP_RULES)}")
-        if store_dtype not in STORE_DTYPES:
-            raise ValueError(f"store_dtype must be one of {', '.join(STORE_DTYPES)}")
-        if not lipschitz_init > 0 or not 0 < decrease <= 1 or not first_visit > 0:
-            raise ValueError("need lipschitz_init > 0, 0 < decrease <= 1 and first_visit > 0")
         self.name = variant
         self.variant = variant
-        self.lipschitz_init = float(lipschitz_init)
-        self.decrease = float(decrease)
-        self.decrease_guarded = bool(decrease_guarded)
-        self.first_visit = float(first_visit)
-        self.step_rule = step_rule
-        self.guard = float(guard)
-        self.max_doublings = int(max_doublings)
-        self.store_dtype = store_dtype
+        o = self.opts
 
         p = problem
         n, K, A = p.n, p.n_labels, p.n_attributes
         d = p.dim
         self.index = sequence_index(p.train, A)
-        dtype = STORE_DTYPES[store_dtype]
+        dtype = np.dtype(o["store_dtype"])
         scalars = np.zeros(4)
         scalars[SCALE] = 1.0
-        scalars[L_GLOBAL] = self.lipschitz_init
+        scalars[L_GLOBAL] = o["lipschitz_init"]
         scalars[L_MAX] = 1.0
         self.state = SAGState(
-            w=np.zeros(d), dvec=np.zeros(d), cum=np.zeros(n + 1),
+            w=aligned_zeros(d), dvec=aligned_zeros(d), cum=np.zeros(n + 1),
             last=np.zeros(A, dtype=np.int64),
-            store_unary=np.zeros(p.train.n_tokens * K, dtype=dtype),
-            store_pair=np.zeros(n * K * K, dtype=dtype),
+            store_unary=aligned_zeros(p.train.n_tokens * K, dtype),
+            store_pair=aligned_zeros(n * K * K, dtype),
             seen=np.zeros(n, dtype=np.uint8), lip=np.zeros(n),
             streak=np.zeros(n, dtype=np.int64), skip=np.zeros(n, dtype=np.int64),
             order=np.arange(n, dtype=np.int64), tree=make_sum_tree(np.zeros(n)),
             scalars=scalars, ints=np.zeros(2, dtype=np.int64),
             counters=np.zeros(N_COUNTERS, dtype=np.int64))
         self.options = SAGOptions(
-            variant=VARIANTS[variant], lam=float(p.lam),
-            lipschitz_init=self.lipschitz_init, guard=self.guard,
-            decrease=self.decrease, decrease_guarded=self.decrease_guarded,
-            first_visit=self.first_visit, decay=2.0 ** (-1.0 / n),
-            max_doublings=self.max_doublings, step_rule=STEP_RULES[step_rule])
+            variant=VARIANTS[variant], lam=float(p.lam), lipschitz_init=o["lipschitz_init"],
+            guard=o["guard"], decrease=o["decrease"], decrease_guarded=o["decrease_guarded"],
+            first_visit=o["first_visit"], decay=2.0 ** (-1.0 / n),
+            max_doublings=o["max_doublings"],
+            step_rule=STEP_RULE_CODES[o["step_rule"]], mask=p.mask)
         self.rng = make_rng(seed)
         ws = make_workspace(int(np.max(p.train.lengths())), K)
-        max_uniq = int(np.max(np.diff(self.index.uniq_ptr))) if n else 0
         tk = len(ws.scores)
+        trial = ws._replace(scores=aligned_zeros(tk), trans=aligned_zeros(K * K))
+        max_uniq = max_distinct_attributes(self.index)
         self.buffers = SAGBuffers(
-            ws.scores, ws.emit, ws.alpha, ws.beta, ws.scale, ws.trans, ws.unary, ws.pair,
-            np.zeros(tk), np.zeros(tk), np.zeros(max(max_uniq, 1) * K), np.zeros(3 * K),
-            np.zeros(K * K), np.zeros(K * K), np.zeros(3 * K + K * K), np.zeros(K * K))
+            ws, trial, aligned_zeros(tk), aligned_zeros(tk),
+            aligned_zeros(max(max_uniq, 1) * K), aligned_zeros(3 * K), aligned_zeros(K * K),
+            aligned_zeros(K * K), aligned_zeros(K * K))
         self._last = self.state.counters.copy()
         self._last_step_sum = 0.0
 
@@ -227,12 +211,7 @@ class SAGFamily(Solver):
                 "lazy_rows": s.last.nbytes, "per_sequence": per_seq}
 
     def config(self) -> dict:
-        return {**super().config(), "variant": self.variant,
-                "lipschitz_init": self.lipschitz_init, "decrease": self.decrease,
-                "decrease_guarded": self.decrease_guarded,
-                "first_visit": self.first_visit, "step_rule": self.step_rule,
-                "guard": self.guard, "max_doublings": self.max_doublings,
-                "store_dtype": self.store_dtype}
+        return {**super().config(), "variant": self.variant}
 
 
 __all__ = ["SAGFamily"]

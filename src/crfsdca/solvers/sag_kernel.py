@@ -25,16 +25,22 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..lowlevel import cycles
-from ..model._fastmath import NJIT
-from ..model.oracle import forward_backward, forward_logz, transition_potentials
-from .random import randint, uniform
+from ..jit import NJIT, cycles
+from ..model.oracle import (
+    Workspace,
+    forward_backward,
+    forward_logz,
+    transition_offset,
+    transition_potentials,
+)
+from .registry import SAG_OPTIONS
+from .rng import randint, uniform
 from .trees import sum_tree_draw, sum_tree_update
 
 SAG, SAG_NUS, SAG_NUS_STAR = 0, 1, 2
 VARIANTS = {"sag": SAG, "sag-nus": SAG_NUS, "sag-nus-star": SAG_NUS_STAR}
-STEP_C13, STEP_HARMONIC = 0, 1
-STEP_RULES = {"c13": STEP_C13, "harmonic": STEP_HARMONIC}
+STEP_RULE_CODES = {name: code for code, name in enumerate(SAG_OPTIONS["step_rule"].choices)}
+STEP_C13, STEP_HARMONIC = STEP_RULE_CODES["c13"], STEP_RULE_CODES["harmonic"]
 FLUSH_SCALE = 1e-100
 
 # counters[]
@@ -66,22 +72,15 @@ class SAGState(NamedTuple):
 
 
 class SAGBuffers(NamedTuple):
-    scores: np.ndarray  # T*K unary scores at w
-    emit: np.ndarray
-    alpha: np.ndarray
-    beta: np.ndarray
-    scale: np.ndarray
-    trans: np.ndarray
-    unary: np.ndarray  # oracle marginals
-    pair: np.ndarray
+    ws: Workspace  # the oracle's at w: scores, marginals
+    trial: Workspace  # the line search's: scores = trial scores, trans = trial exp(W)
     tok_a: np.ndarray  # T*K: change of stored unary marginals, then delta_t (trial direction)
-    tok_b: np.ndarray  # T*K: per-token gradient nu_t - e_{y_t}, then trial scores
+    tok_b: np.ndarray  # T*K: per-token gradient nu_t - e_{y_t}
     g_em: np.ndarray  # max distinct attributes * K: emission rows of g_i
     g_bias: np.ndarray  # 3K
     g_trans: np.ndarray  # KK
     pi_new: np.ndarray  # KK: summed pairwise oracle marginals
-    trial_w: np.ndarray  # 3K + KK: a weight vector without attributes holding the trial W
-    trial_trans: np.ndarray  # KK
+    trial_w: np.ndarray  # KK: the trial transition log-potentials W
 
 
 class SAGOptions(NamedTuple):
@@ -95,6 +94,13 @@ class SAGOptions(NamedTuple):
     decay: float  # 2^(-1/n): per-iteration decay of L (SAG) or Lmax (NUS)
     max_doublings: int
     step_rule: int
+    mask: np.ndarray  # the feature mask (uint8 per weight), empty: every weight
+
+
+@njit(inline="always", **NJIT)
+def _kept(mask, j):
+    """1 if weight j is a feature (always, without a mask), else 0."""
+    return mask[j] if len(mask) else np.uint8(1)
 
 
 # ----------------------------------------------------------------------------- pieces
@@ -134,8 +140,10 @@ def flush(st, n_attr, K):
 
 
 @njit(**NJIT)
-def _scaled_scores(w, c, n_attr, K, offsets, attr_indptr, attr_indices, i, out):
+def _scaled_scores(w, c, n_attr, K, seq, i, out):
     """Unary scores of sequence i with the emission block E = c V; returns T."""
+    offsets, attr_indptr, attr_indices = seq.offsets, seq.attr_indptr, seq.attr_indices
+    real = len(seq.attr_values) > 0
     start = offsets[i]
     T = offsets[i + 1] - start
     ob = n_attr * K
@@ -146,8 +154,13 @@ def _scaled_scores(w, c, n_attr, K, offsets, attr_indptr, attr_indices, i, out):
         tok = start + t
         for j in range(attr_indptr[tok], attr_indptr[tok + 1]):
             base = attr_indices[j] * K
-            for k in range(K):
-                out[row + k] += w[base + k]
+            if real:
+                v = seq.attr_values[j]
+                for k in range(K):
+                    out[row + k] += v * w[base + k]
+            else:
+                for k in range(K):
+                    out[row + k] += w[base + k]
         for k in range(K):
             out[row + k] = c * out[row + k] + w[ob + 3 * k]
         if t == 0:
@@ -160,12 +173,15 @@ def _scaled_scores(w, c, n_attr, K, offsets, attr_indptr, attr_indices, i, out):
 
 
 @njit(**NJIT)
-def _refresh_store(st, idx, buf, i, T, K, n_attr, seen):
-    """Store the fresh marginals of i and add the change of its stored gradient to dvec.
+def _refresh_store(st, idx, buf, i, T, K, n_attr, seen, mask):
+    """Store the fresh marginals of i and add the change of its stored gradient, restricted
+    to the features of ``mask``, to dvec.
 
     Leaves the per-token gradient nu_t - e_{y_t} in ``buf.tok_b`` and the summed pairwise
     marginals in ``buf.pi_new`` for :func:`_gradient`.
     """
+    ws = buf.ws
+    real = len(idx.attr_values) > 0
     start = idx.offsets[i]
     u0 = start * K
     KK = K * K
@@ -176,7 +192,7 @@ def _refresh_store(st, idx, buf, i, T, K, n_attr, seen):
         yt = idx.labels[tok]
         row = t * K
         for k in range(K):
-            nv = buf.unary[row + k]
+            nv = ws.unary[row + k]
             truth = 1.0 if k == yt else 0.0
             s = u0 + row + k
             old = np.float64(st.store_unary[s]) if seen else truth
@@ -185,35 +201,38 @@ def _refresh_store(st, idx, buf, i, T, K, n_attr, seen):
             buf.tok_b[row + k] = nv - truth
         for j in range(idx.attr_indptr[tok], idx.attr_indptr[tok + 1]):
             base = idx.attr_indices[j] * K
+            v = idx.attr_values[j] if real else 1.0
             for k in range(K):
-                st.dvec[base + k] += buf.tok_a[row + k]
+                st.dvec[base + k] += buf.tok_a[row + k] * v * _kept(mask, base + k)
         for k in range(K):
-            st.dvec[ob + 3 * k] += buf.tok_a[row + k]
+            st.dvec[ob + 3 * k] += buf.tok_a[row + k] * _kept(mask, ob + 3 * k)
     last = (T - 1) * K
     for k in range(K):
-        st.dvec[ob + 3 * k + 1] += buf.tok_a[k]
-        st.dvec[ob + 3 * k + 2] += buf.tok_a[last + k]
+        st.dvec[ob + 3 * k + 1] += buf.tok_a[k] * _kept(mask, ob + 3 * k + 1)
+        st.dvec[ob + 3 * k + 2] += buf.tok_a[last + k] * _kept(mask, ob + 3 * k + 2)
     for j in range(KK):
         buf.pi_new[j] = 0.0
     for t in range(T - 1):
         p = t * KK
         for j in range(KK):
-            buf.pi_new[j] += buf.pair[p + j]
+            buf.pi_new[j] += ws.pair[p + j]
     p0 = i * KK
     for j in range(KK):
         old = np.float64(st.store_pair[p0 + j]) if seen else 0.0
         st.store_pair[p0 + j] = buf.pi_new[j]
-        st.dvec[ow + j] += np.float64(st.store_pair[p0 + j]) - old
+        st.dvec[ow + j] += (np.float64(st.store_pair[p0 + j]) - old) * _kept(mask, ow + j)
     if not seen:
         for t in range(T - 1):
-            st.dvec[ow + idx.labels[start + t] * K + idx.labels[start + t + 1]] -= 1.0
+            j = ow + idx.labels[start + t] * K + idx.labels[start + t + 1]
+            st.dvec[j] -= 1.0 * _kept(mask, j)
 
 
 @njit(**NJIT)
-def _gradient(idx, buf, i, T, K):
-    """The fresh gradient g_i in the sparse buffers, its trial direction of the unary
-    scores delta_t(k) in ``buf.tok_a`` (section 2.4); returns (||g_i||^2, dgt), dgt the
-    change rate of the true labeling's score."""
+def _gradient(idx, buf, i, T, K, n_attr, mask):
+    """The fresh gradient g_i, restricted to the features of ``mask``, in the sparse
+    buffers, its trial direction of the unary scores delta_t(k) in ``buf.tok_a`` (section
+    2.4); returns (||g_i||^2, dgt), dgt the change rate of the true labeling's score."""
+    real = len(idx.attr_values) > 0
     start = idx.offsets[i]
     KK = K * K
     ua0 = idx.uniq_ptr[i]
@@ -227,8 +246,9 @@ def _gradient(idx, buf, i, T, K):
         row = t * K
         for j in range(idx.attr_indptr[tok], idx.attr_indptr[tok + 1]):
             lb = idx.local[j] * K
+            v = idx.attr_values[j] if real else 1.0
             for k in range(K):
-                buf.g_em[lb + k] += buf.tok_b[row + k]
+                buf.g_em[lb + k] += v * buf.tok_b[row + k]
         for k in range(K):
             buf.g_bias[3 * k] += buf.tok_b[row + k]
     last = (T - 1) * K
@@ -239,6 +259,17 @@ def _gradient(idx, buf, i, T, K):
         buf.g_trans[j] = buf.pi_new[j]
     for t in range(T - 1):
         buf.g_trans[idx.labels[start + t] * K + idx.labels[start + t + 1]] -= 1.0
+    if len(mask):
+        ob = n_attr * K
+        ua0 = idx.uniq_ptr[i]
+        for r in range(nu):
+            base = idx.uniq_attr[ua0 + r] * K
+            for k in range(K):
+                buf.g_em[r * K + k] *= mask[base + k]
+        for j in range(3 * K):
+            buf.g_bias[j] *= mask[ob + j]
+        for j in range(KK):
+            buf.g_trans[j] *= mask[ob + 3 * K + j]
     gg = 0.0
     for j in range(nu * K):
         gg += buf.g_em[j] * buf.g_em[j]
@@ -260,8 +291,9 @@ def _gradient(idx, buf, i, T, K):
                 buf.tok_a[row + k] += buf.g_bias[3 * k + 2]
         for j in range(idx.attr_indptr[tok], idx.attr_indptr[tok + 1]):
             lb = idx.local[j] * K
+            v = idx.attr_values[j] if real else 1.0
             for k in range(K):
-                buf.tok_a[row + k] += buf.g_em[lb + k]
+                buf.tok_a[row + k] += v * buf.g_em[lb + k]
         dgt += buf.tok_a[row + idx.labels[tok]]
     for t in range(T - 1):
         dgt += buf.g_trans[idx.labels[start + t] * K + idx.labels[start + t + 1]]
@@ -272,15 +304,15 @@ def _gradient(idx, buf, i, T, K):
 def _condition(L, st, idx, buf, i, T, K, n_attr, f0, base_gt, dgt, gg):
     """Does f_i(w - g_i / L) <= f_i(w) - ||g_i||^2 / (2L) hold? One forward pass."""
     inv = 1.0 / L
+    trial = buf.trial
     for j in range(T * K):
-        buf.tok_b[j] = buf.scores[j] - inv * buf.tok_a[j]
+        trial.scores[j] = buf.ws.scores[j] - inv * buf.tok_a[j]
     KK = K * K
-    ow = n_attr * K + 3 * K
+    ow = transition_offset(n_attr, K)
     for j in range(KK):
-        buf.trial_w[3 * K + j] = st.w[ow + j] - inv * buf.g_trans[j]
-    tmax = transition_potentials(buf.trial_w, 0, K, buf.trial_trans)
-    logz = forward_logz(buf.tok_b, T, K, buf.trial_trans, tmax, buf.trial_w, 0, buf.emit,
-                        buf.alpha, buf.beta, buf.scale, buf.unary, buf.pair)
+        buf.trial_w[j] = st.w[ow + j] - inv * buf.g_trans[j]
+    tmax = transition_potentials(buf.trial_w, 0, K, trial.trans)
+    logz = forward_logz(trial, T, K, tmax, buf.trial_w, 0)
     st.counters[ORACLE_FWD] += 1
     st.counters[LS_EVALS] += 1
     f = logz - (base_gt - inv * dgt)
@@ -331,21 +363,20 @@ def sag_step(i, st, idx, buf, n_attr, K, opt):
     start = idx.offsets[i]
     # 1. lazy catch-up of the rows of i, scores and oracle at w
     catch_up(st, idx, i, K)
-    T = _scaled_scores(st.w, st.scalars[SCALE], n_attr, K, idx.offsets, idx.attr_indptr,
-                       idx.attr_indices, i, buf.scores)
-    tmax = transition_potentials(st.w, n_attr, K, buf.trans)
-    logz = forward_backward(buf.scores, T, K, buf.trans, tmax, st.w, n_attr, buf.emit,
-                            buf.alpha, buf.beta, buf.scale, buf.unary, buf.pair)
+    ws = buf.ws
+    T = _scaled_scores(st.w, st.scalars[SCALE], n_attr, K, idx, i, ws.scores)
+    tmax = transition_potentials(st.w, transition_offset(n_attr, K), K, ws.trans)
+    logz = forward_backward(ws, T, K, tmax, st.w, n_attr)
     st.counters[ORACLE_FB] += 1
-    ow = n_attr * K + 3 * K
+    ow = transition_offset(n_attr, K)
     base_gt = 0.0
     for t in range(T):
-        base_gt += buf.scores[t * K + idx.labels[start + t]]
+        base_gt += ws.scores[t * K + idx.labels[start + t]]
     for t in range(T - 1):
         base_gt += st.w[ow + idx.labels[start + t] * K + idx.labels[start + t + 1]]
     f0 = logz - base_gt
     # 2. stored marginals and dvec; the fresh gradient g_i only if a line search runs
-    _refresh_store(st, idx, buf, i, T, K, n_attr, seen)
+    _refresh_store(st, idx, buf, i, T, K, n_attr, seen, opt.mask)
     if not seen:
         st.seen[i] = 1
         st.ints[SEEN_COUNT] += 1
@@ -354,7 +385,7 @@ def sag_step(i, st, idx, buf, n_attr, K, opt):
     c_ls = cycles()
     if opt.variant == SAG:
         L = st.scalars[L_GLOBAL]
-        gg, dgt = _gradient(idx, buf, i, T, K)
+        gg, dgt = _gradient(idx, buf, i, T, K, n_attr, opt.mask)
         if gg > opt.guard:
             L, _ = _search(L, opt, st, idx, buf, i, T, K, n_attr, f0, base_gt, dgt, gg)
         else:
@@ -367,7 +398,7 @@ def sag_step(i, st, idx, buf, n_attr, K, opt):
             st.counters[SKIPPED] += 1
             L = st.lip[i]
         else:
-            gg, dgt = _gradient(idx, buf, i, T, K)
+            gg, dgt = _gradient(idx, buf, i, T, K, n_attr, opt.mask)
             if not seen:
                 prev = m - 1
                 L = opt.first_visit * st.tree[1] / prev if prev >= 1 else opt.lipschitz_init

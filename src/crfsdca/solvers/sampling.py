@@ -1,4 +1,5 @@
-"""Which sequence SDCA visits next: the sampling schemes of the paper (Section 5).
+"""Which sequence SDCA visits next: the sampling schemes of the paper (Sections 5
+and 6.3; ``math.md`` section 6).
 
 With probability 1 - theta a draw is uniform; with probability theta it follows
 the scheme: importance (L_i = lambda + R_i/n), gap (stored g_i), gap x
@@ -14,8 +15,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..model._fastmath import NJIT
-from .random import permutation, randint, uniform
+from ..jit import NJIT
+from .registry import SAMPLERS
+from .rng import permutation, randint, uniform
 from .trees import (
     make_max_tree,
     make_sum_tree,
@@ -24,10 +26,16 @@ from .trees import (
     sum_tree_update,
 )
 
-SCHEMES = ("uniform", "importance", "gap", "gap-importance", "max", "perm", "cyclic")
-UNIFORM, IMPORTANCE, GAP, GAP_IMPORTANCE, MAX, PERM, CYCLIC = range(len(SCHEMES))
+SCHEMES = tuple(SAMPLERS)
+"""Sampler names; a sampler's code in the kernels is its position here."""
+UNIFORM, IMPORTANCE, GAP, GAP_IMPORTANCE, MAX, PERM, CYCLIC = (
+    SCHEMES.index(name) for name in ("uniform", "importance", "gap", "gap-importance", "max",
+                                     "perm", "cyclic"))
+TREE_SCHEMES = (IMPORTANCE, GAP, GAP_IMPORTANCE)
+"""Schemes that draw from a sum tree of weights (its root holds their total)."""
 INITIAL_GAP = 100.0
-"""Stored gaps start here so that every sequence is visited early (paper Section 5)."""
+"""Stored gaps start here so that every sequence is visited early (Algorithm 2; Section 6.3,
+footnote 5; ``math.md`` section 6.2)."""
 MAX_STORED_GAP = 1e300
 
 

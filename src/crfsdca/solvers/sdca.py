@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
-from ..model.objective import dirac_marginals, sequence_entropies, weights_from_marginals
+from ..jit import aligned_copy, aligned_empty, aligned_zeros
+from ..model.features import soft_threshold
+from ..model.objective import (
+    dirac_marginals,
+    sequence_entropies,
+    store_sizes,
+    weights_from_marginals,
+)
 from ..model.oracle import make_workspace
+from ..threads import run_parallel
 from .base import Problem, Solver
-from .random import make_rng
-from .sampling import SCHEMES, make_sampler
+from .index import max_distinct_attributes, sequence_index
+from .registry import SDCA_OPTIONS
+from .rng import make_rng
+from .sampling import TREE_SCHEMES, SamplerState, make_sampler
 from .sdca_kernel import (
     CYC_LS,
     CYC_ORACLE,
-    LINE_SEARCHES,
+    LINE_SEARCH_CODES,
     LS_EVALS,
     N_COUNTERS,
     NULL_STEPS,
@@ -24,26 +36,11 @@ from .sdca_kernel import (
     UPDATES,
     W_NORM2,
     SDCABuffers,
+    SDCAOptions,
     SDCAState,
-    SequenceIndex,
-    build_index,
     refresh_gaps,
     sdca_run,
 )
-
-STORE_DTYPES = {"float64": np.float64, "float32": np.float32}
-
-
-def sequence_index(seq, n_attributes: int) -> SequenceIndex:
-    """The split plus per-sequence distinct attribute lists used by sparse updates."""
-    n = seq.n_sequences
-    uniq_ptr = np.zeros(n + 1, dtype=np.int64)
-    uniq_attr = np.zeros(seq.nnz, dtype=np.int32)
-    local = np.zeros(seq.nnz, dtype=np.int32)
-    total = build_index(seq.offsets, seq.attr_indptr, seq.attr_indices, n_attributes, uniq_ptr,
-                        uniq_attr, local)
-    return SequenceIndex(seq.offsets, seq.labels, seq.attr_indptr, seq.attr_indices, uniq_ptr,
-                         uniq_attr[:total].copy(), local)
 
 
 def theoretical_step(problem: Problem) -> float:
@@ -53,72 +50,115 @@ def theoretical_step(problem: Problem) -> float:
     return 1.0 / (1.0 + float(np.max(problem.radii)) / (problem.lam * problem.n))
 
 
+class _Lane(NamedTuple):
+    """The sequences one thread works on, with its own sampler, random stream, buffers
+    and counters; every lane shares w and the marginal store (``math.md`` section 9)."""
+
+    members: np.ndarray  # int64, sorted: the lane's sampler index j is sequence members[j]
+    state: SDCAState
+    buffers: SDCABuffers
+    sampler: SamplerState
+    rng: np.ndarray
+
+
+def lane_members(n: int, lanes: int, seed: int) -> list[np.ndarray]:
+    """The sequences of each lane: all of them for one lane; otherwise a random split
+    (from ``seed``) into lanes of equal size, so that every lane holds about the same
+    share of tokens and of the gap mass, and the threads stay busy alike."""
+    if lanes == 1:
+        return [np.arange(n, dtype=np.int64)]
+    order = np.random.default_rng(seed).permutation(n)
+    return [np.sort(order[t::lanes]).astype(np.int64) for t in range(lanes)]
+
+
+def lane_steps(n_steps: int, samplers: list[SamplerState], n: int) -> np.ndarray:
+    """How many of ``n_steps`` draws each lane takes: its expected share under the
+    sampler's distribution over all n sequences, rounded so that they add up."""
+    if len(samplers) == 1:
+        return np.array([n_steps])
+    sizes = np.array([len(s.gaps) for s in samplers], dtype=np.float64)
+    share = sizes / n
+    mass = np.array([s.tree[1] for s in samplers])
+    if samplers[0].scheme in TREE_SCHEMES and mass.sum() > 0:
+        theta = samplers[0].theta
+        share = (1.0 - theta) * share + theta * mass / mass.sum()
+    cut = np.floor(n_steps * np.cumsum(share) / share.sum() + 0.5).astype(np.int64)
+    return np.diff(np.concatenate([[0], cut]))
+
+
 class SDCA(Solver):
     """Stochastic dual coordinate ascent on the CRF dual (marginal parametrization).
 
-    Parameters
-    ----------
-    sampler: one of ``uniform, importance, gap, gap-importance, max, perm, cyclic``.
-    non_uniformity: theta, the share of draws that follow the scheme (rest uniform).
-    line_search: ``newton`` (safeguarded, to ``subprecision``), ``single-newton`` (the
-        same search stopped after its first Newton step, taken from the regula-falsi
-        point; a Newton step from 0 vanishes under the log-barrier of the near-Dirac
-        start, one from 1 overshoots and diverges on every dataset), ``fixed``
-        (``step_size``, or the theoretical step if None) or ``golden``.
-    refresh_every: recompute every stored gap every that many epochs (0: never).
-    store_dtype: ``float64`` or ``float32`` storage of the dual marginals.
-    init_c: the constant c of the smoothed-Dirac initialization (eq. 21).
+    Options (:data:`~crfsdca.solvers.registry.SDCA_OPTIONS`): ``sampler`` (uniform,
+    importance, gap, gap-importance, max, perm, cyclic), ``non_uniformity`` theta (the
+    share of draws that follow the sampler, the rest uniform), ``line_search``
+    (``newton``: safeguarded, to ``subprecision``; ``single-newton``: the same search
+    stopped after its first Newton step, taken from the regula-falsi point, since a
+    Newton step from 0 vanishes under the log-barrier of the near-Dirac start and one
+    from 1 overshoots and diverges on every dataset; ``fixed``: ``step_size``, or the
+    theoretical step if None; ``golden``), ``refresh_every`` (recompute every stored gap
+    every that many epochs, 0: never), ``store_dtype`` (float64 or float32 storage of the
+    dual marginals) and ``init_c`` (the constant c of the smoothed-Dirac initialization,
+    ``math.md`` section 5.1).
     """
 
     name = "sdca"
+    OPTIONS = SDCA_OPTIONS
+    SUPPORTS_L1 = True  # proximal SDCA: w = S_kappa(w_hat(mu)), math.md section 8
+    SUPPORTS_THREADS = True  # asynchronous lanes over a partition, math.md section 9
 
-    def __init__(self, problem: Problem, sampler: str = "gap", non_uniformity: float = 0.8,
-                 line_search: str = "newton", subprecision: float = 1e-3,
-                 step_size: float | None = None, refresh_every: float = 0.0,
-                 store_dtype: str = "float64", init_c: float = 10.0, seed: int = 0):
-        super().__init__(problem, seed)
-        if line_search not in LINE_SEARCHES:
-            raise ValueError(f"unknown line search {line_search!r}; choose one of "
-                             f"{', '.join(LINE_SEARCHES)}")
-        if store_dtype not in STORE_DTYPES:
-            raise ValueError(f"store_dtype must be one of {', '.join(STORE_DTYPES)}")
-        if not subprecision > 0:
-            raise ValueError(f"subprecision must be positive, got {subprecision}")
-        self.sampler_name = sampler
-        self.line_search = line_search
-        self.subprecision = float(subprecision)
-        if line_search == "fixed" and step_size is None:
-            step_size = theoretical_step(problem)
-        if step_size is not None and not 0.0 < step_size <= 1.0:
-            raise ValueError(f"step size must be in (0, 1], got {step_size}")
-        self.step_size = step_size
-        self.refresh_every = float(refresh_every)
-        self.store_dtype = store_dtype
-        self.init_c = float(init_c)
+    def __init__(self, problem: Problem, seed: int = 0, threads: int = 1,
+                 initial_marginals: tuple[np.ndarray, np.ndarray] | None = None, **options):
+        super().__init__(problem, seed, threads, **options)
+        o = self.opts
+        if o["line_search"] == "fixed" and o["step_size"] is None:
+            o["step_size"] = theoretical_step(problem)
+        self.subprecision = o["subprecision"]
+        self.step_size = o["step_size"]
+        self.refresh_every = o["refresh_every"]
 
         p = problem
         K, n = p.n_labels, p.n
         self._lam_n = p.lam * n
         self.index = sequence_index(p.train, p.n_attributes)
-        mu_unary, mu_pair = dirac_marginals(p.train, K, c=init_c,
-                                            dtype=STORE_DTYPES[store_dtype])
-        w = weights_from_marginals(mu_unary, mu_pair, p.train, p.n_attributes, K, p.lam)
-        entropies = sequence_entropies(mu_unary, mu_pair, K, p.train.offsets, np.empty(n))
-        scalars = np.zeros(3)
-        scalars[W_NORM2] = w @ w
-        scalars[SUM_ENTROPY] = entropies.sum()
-        self.state = SDCAState(w, mu_unary, mu_pair, entropies, scalars,
-                               np.zeros(N_COUNTERS, dtype=np.int64), np.zeros(1))
+        dtype = np.dtype(o["store_dtype"])
+        if initial_marginals is None:
+            mu_unary, mu_pair = dirac_marginals(p.train, K, c=o["init_c"], dtype=dtype)
+        else:
+            mu_unary, mu_pair = (aligned_copy(np.asarray(m, dtype=dtype))
+                                 for m in initial_marginals)
+            if (len(mu_unary), len(mu_pair)) != store_sizes(p.train, K):
+                raise ValueError(f"initial marginals of sizes {len(mu_unary)}, "
+                                 f"{len(mu_pair)}; the training set needs "
+                                 f"{store_sizes(p.train, K)}")
+        v = weights_from_marginals(mu_unary, mu_pair, p.train, p.n_attributes, K, p.lam,
+                                   p.feature_mask)
+        w = soft_threshold(v, p.kappa) if p.l1 else v
+        entropies = sequence_entropies(mu_unary, mu_pair, K, p.train.offsets,
+                                       aligned_empty(n))
+        self.options = SDCAOptions(
+            lam_n=self._lam_n, method=LINE_SEARCH_CODES[o["line_search"]],
+            tol=self.subprecision, fixed_step=self.step_size if self.step_size is not None
+            else 1.0, exact_store=o["store_dtype"] == "float64",
+            midpoint=o["line_search_start"] == "midpoint", mask=p.mask, kappa=p.kappa,
+            atomic=self.threads > 1)
         lipschitz = None if p.radii is None else p.lam + np.asarray(p.radii) / n
-        self.sampler = make_sampler(sampler, non_uniformity, n, lipschitz)
-        scalars[SUM_GAPS] = self.sampler.gaps.sum()
-        self.rng = make_rng(seed)
         max_len = int(np.max(p.train.lengths()))
-        ws = make_workspace(max_len, K)
-        max_uniq = int(np.max(np.diff(self.index.uniq_ptr))) if n else 0
-        self.buffers = SDCABuffers(ws.scores, ws.emit, ws.alpha, ws.beta, ws.scale, ws.trans,
-                                   ws.unary, ws.pair, np.zeros(max(max_uniq, 1) * K),
-                                   np.zeros(3 * K), np.zeros(K * K))
+        vsize = max(max_distinct_attributes(self.index), 1) * K
+        self.lanes = []
+        for t, members in enumerate(lane_members(n, self.threads, seed)):
+            self.lanes.append(_Lane(
+                members,
+                SDCAState(w, v, mu_unary, mu_pair, entropies, np.zeros(3),
+                          np.zeros(N_COUNTERS, dtype=np.int64), np.zeros(1)),
+                SDCABuffers(make_workspace(max_len, K), aligned_zeros(vsize),
+                            aligned_zeros(3 * K), aligned_zeros(K * K)),
+                make_sampler(o["sampler"], o["non_uniformity"], len(members),
+                             None if lipschitz is None else lipschitz[members]),
+                make_rng(seed if t == 0 else seed * 1_000_003 + t)))
+        self.state = self.lanes[0].state
+        self.sampler = self.lanes[0].sampler
+        self.resync()
         self._steps = 0
         self._next_refresh = self.refresh_every * n if self.refresh_every > 0 else np.inf
         self._last = np.zeros(N_COUNTERS, dtype=np.int64)
@@ -127,45 +167,64 @@ class SDCA(Solver):
     # -- driving -------------------------------------------------------------------------
     def run(self, n_steps: int) -> None:
         p = self.problem
-        method = LINE_SEARCHES[self.line_search]
-        fixed = self.step_size if self.step_size is not None else 1.0
-        exact = self.store_dtype == "float64"
         remaining = int(n_steps)
         while remaining > 0:
             chunk = int(min(remaining, max(self._next_refresh - self._steps, 1)))
-            sdca_run(chunk, self.state.w, p.n_attributes, p.n_labels, self.index, self.state,
-                     self.buffers, self.sampler, self.rng, self._lam_n, method,
-                     self.subprecision, fixed, exact)
+            self._run_lanes(chunk)
             self._steps += chunk
             remaining -= chunk
             if self._steps >= self._next_refresh:
                 self.refresh_gaps()
                 self._next_refresh += self.refresh_every * p.n
 
-    def prepare(self) -> None:
+    def _run_lanes(self, n_steps: int) -> None:
+        """n_steps iterations, shared by the lanes as the sampler would share them with
+        one thread: in expectation, (1 - theta) n_t / n + theta M_t / M of the draws go to
+        lane t, M_t the scheme's mass of its sequences (their stored gaps, for gap
+        sampling). With several lanes the shares are recomputed every n / 20 steps, as
+        the masses change."""
         p = self.problem
-        sdca_run(0, self.state.w, p.n_attributes, p.n_labels, self.index, self.state,
-                 self.buffers, self.sampler, self.rng, self._lam_n,
-                 LINE_SEARCHES[self.line_search], self.subprecision, 1.0,
-                 self.store_dtype == "float64")
+        samplers = [lane.sampler for lane in self.lanes]
+        rounds = 1 if len(self.lanes) == 1 else max(1, -(-n_steps // max(p.n // 20, 1)))
+        done = 0
+        for r in range(1, rounds + 1):
+            k = n_steps * r // rounds - done
+            done += k
+            run_parallel([
+                (lambda lane=lane, c=int(c): sdca_run(
+                    c, lane.state.w, p.n_attributes, p.n_labels, self.index, lane.state,
+                    lane.buffers, lane.sampler, lane.rng, self.options, lane.members))
+                for lane, c in zip(self.lanes, lane_steps(k, samplers, p.n), strict=True)])
+        if self.threads > 1 and p.l1:  # threads may have written w_j from a stale v_j
+            self.state.w[:] = soft_threshold(self.state.v, p.kappa)
+
+    def prepare(self) -> None:
+        self._run_lanes(0)
 
     def refresh_gaps(self) -> None:
         """Recompute every stored gap at the current weights (n oracle calls)."""
         p = self.problem
-        refresh_gaps(self.state.w, p.n_attributes, p.n_labels, self.index, self.state,
-                     self.buffers, self.sampler)
+        run_parallel([
+            (lambda lane=lane: refresh_gaps(lane.state.w, p.n_attributes, p.n_labels,
+                                            self.index, lane.state, lane.buffers,
+                                            lane.sampler, lane.members))
+            for lane in self.lanes])
 
     # -- reading ---------------------------------------------------------------------------
     def weights(self) -> np.ndarray:
         return self.state.w
 
+    def _counters(self) -> np.ndarray:
+        return sum(lane.state.counters for lane in self.lanes)
+
     def counters(self) -> dict[str, int]:
-        c = self.state.counters
+        c = self._counters()
         return {"oracle_fb": int(c[ORACLE]), "oracle_fwd": 0, "updates": int(c[UPDATES]),
                 "ls_evals": int(c[LS_EVALS])}
 
     def dual(self) -> float:
-        """D(mu) = -lam/2 ||w||^2 + (1/n) sum_i H~(mu_i), from the maintained sums.
+        """D(mu) = -lam/2 ||w||^2 + (1/n) sum_i H~(mu_i), from the maintained sums (with
+        L1, w = S_kappa(w_hat(mu)) and lam g*(w_hat) = lam/2 ||w||^2, the same formula).
 
         The kernel keeps ||w||^2 and sum_i H~(mu_i) current in O(1) per step; reading the
         dual first re-anchors them exactly (O(d + n)), so rounding never accumulates
@@ -176,11 +235,14 @@ class SDCA(Solver):
         return -0.5 * self.problem.lam * s[W_NORM2] + s[SUM_ENTROPY] / self.problem.n
 
     def resync(self) -> None:
-        """Recompute the maintained sums exactly (removes floating-point drift)."""
+        """Recompute the maintained sums exactly (removes floating-point drift; with
+        threads, each lane's sums are moot and the first lane holds the whole)."""
         s = self.state
         s.scalars[W_NORM2] = s.w @ s.w
         s.scalars[SUM_ENTROPY] = s.entropies.sum()
-        s.scalars[SUM_GAPS] = self.sampler.gaps.sum()
+        for lane in self.lanes:
+            lane.state.scalars[SUM_GAPS] = lane.sampler.gaps.sum()
+        s.scalars[SUM_GAPS] = sum(lane.sampler.gaps.sum() for lane in self.lanes)
 
     def gap_estimate(self) -> float:
         """Mean of the stored (possibly stale) block gaps.
@@ -189,8 +251,8 @@ class SDCA(Solver):
         running sum starts at 100 n and falls to about n * 1e-12, so the updates alone
         would leave an absolute error of about 1e-12 in the mean.
         """
-        self.state.scalars[SUM_GAPS] = self.sampler.gaps.sum()
-        return float(self.state.scalars[SUM_GAPS] / self.problem.n)
+        total = sum(lane.sampler.gaps.sum() for lane in self.lanes)
+        return float(total / self.problem.n)
 
     @property
     def marginals(self) -> tuple[np.ndarray, np.ndarray]:
@@ -198,9 +260,9 @@ class SDCA(Solver):
         return self.state.mu_unary, self.state.mu_pair
 
     def diagnostics(self) -> dict[str, float]:
-        c = self.state.counters.copy()
+        c = self._counters()
         d = c - self._last
-        step_sum = self.state.sums[SUM_STEP]
+        step_sum = sum(lane.state.sums[SUM_STEP] for lane in self.lanes)
         updates = max(int(d[UPDATES]), 1)
         cyc = d[CYC_ORACLE:CYC_ORACLE + len(PHASES)]
         total = max(int(cyc.sum()), 1)
@@ -220,12 +282,5 @@ class SDCA(Solver):
         return {"marginals_unary": s.mu_unary.nbytes, "marginals_pairwise": s.mu_pair.nbytes,
                 "weights": s.w.nbytes, "per_sequence": s.entropies.nbytes * 4}
 
-    def config(self) -> dict:
-        return {**super().config(), "sampler": self.sampler_name,
-                "non_uniformity": self.sampler.theta, "line_search": self.line_search,
-                "subprecision": self.subprecision, "step_size": self.step_size,
-                "refresh_every": self.refresh_every, "store_dtype": self.store_dtype,
-                "init_c": self.init_c}
 
-
-__all__ = ["SDCA", "SCHEMES", "sequence_index", "theoretical_step"]
+__all__ = ["SDCA", "theoretical_step"]

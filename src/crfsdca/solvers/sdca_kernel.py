@@ -19,15 +19,22 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..lowlevel import cycles, prefetch_range
-from ..model._fastmath import NJIT, NJIT_FAST, flog
+from ..jit import NJIT, NJIT_FAST, atomic_add, cycles, prefetch_range
 from ..model.chain import chain_entropy
-from ..model.oracle import forward_backward, transition_potentials, unary_scores
+from ..model.fastmath import flog
+from ..model.oracle import (
+    Workspace,
+    forward_backward,
+    transition_offset,
+    transition_potentials,
+    unary_scores,
+)
+from .registry import LINE_SEARCHES
 from .sampling import draw, record_gap
 
-NEWTON, SINGLE_NEWTON, FIXED, GOLDEN = 0, 1, 2, 3
-LINE_SEARCHES = {"newton": NEWTON, "single-newton": SINGLE_NEWTON, "fixed": FIXED,
-                 "golden": GOLDEN}
+LINE_SEARCH_CODES = {name: code for code, name in enumerate(LINE_SEARCHES)}
+NEWTON, SINGLE_NEWTON, FIXED, GOLDEN = (
+    LINE_SEARCH_CODES[name] for name in ("newton", "single-newton", "fixed", "golden"))
 MAX_LINE_SEARCH_ITERATIONS = 100
 _INV_PHI = 0.6180339887498949
 
@@ -43,20 +50,9 @@ N_COUNTERS = 9
 SUM_STEP = 0
 
 
-class SequenceIndex(NamedTuple):
-    """A split's arrays plus, per sequence, its distinct attributes (for sparse updates)."""
-
-    offsets: np.ndarray
-    labels: np.ndarray
-    attr_indptr: np.ndarray
-    attr_indices: np.ndarray
-    uniq_ptr: np.ndarray  # n + 1: distinct attributes of i are uniq_attr[uniq_ptr[i]:...]
-    uniq_attr: np.ndarray
-    local: np.ndarray  # nnz: row of each (token, attribute) in its sequence's distinct list
-
-
 class SDCAState(NamedTuple):
-    w: np.ndarray
+    w: np.ndarray  # S_kappa(v): the weights the oracle uses
+    v: np.ndarray  # w_hat(mu), unthresholded (the same array as w when kappa = 0)
     mu_unary: np.ndarray
     mu_pair: np.ndarray
     entropies: np.ndarray  # H~(mu_i)
@@ -66,40 +62,24 @@ class SDCAState(NamedTuple):
 
 
 class SDCABuffers(NamedTuple):
-    scores: np.ndarray
-    emit: np.ndarray
-    alpha: np.ndarray
-    beta: np.ndarray
-    scale: np.ndarray
-    trans: np.ndarray
-    unary: np.ndarray  # nu_i, then delta (unary)
-    pair: np.ndarray  # nu_i, then delta (pairwise)
+    ws: Workspace  # the oracle's; its unary and pair hold nu_i, then delta = nu_i - mu_i
     v_emission: np.ndarray  # max distinct attributes * K
     v_bias: np.ndarray  # 3K
     v_trans: np.ndarray  # KK
 
 
-@njit(**NJIT)
-def build_index(offsets, attr_indptr, attr_indices, n_attr, uniq_ptr, uniq_attr, local):
-    """Fill the distinct-attribute lists of every sequence; returns their total length."""
-    n = len(offsets) - 1
-    mark = np.full(n_attr, -1, dtype=np.int64)
-    pos = np.zeros(n_attr, dtype=np.int64)
-    total = 0
-    uniq_ptr[0] = 0
-    for i in range(n):
-        count = 0
-        for j in range(attr_indptr[offsets[i]], attr_indptr[offsets[i + 1]]):
-            a = attr_indices[j]
-            if mark[a] != i:
-                mark[a] = i
-                pos[a] = count
-                uniq_attr[total + count] = a
-                count += 1
-            local[j] = pos[a]
-        total += count
-        uniq_ptr[i + 1] = total
-    return total
+class SDCAOptions(NamedTuple):
+    """What a step needs besides the state (``math.md`` section 5)."""
+
+    lam_n: float  # lambda n
+    method: int  # line search, a code of LINE_SEARCH_CODES
+    tol: float  # sub-precision
+    fixed_step: float  # the step of the fixed line search
+    exact_store: bool  # float64 store: the dual update's entropy is exact
+    midpoint: bool  # the paper's rtsafe from 0.5 instead of our regula-falsi start
+    mask: np.ndarray  # the feature mask (uint8 per weight), empty: every weight
+    kappa: float  # l1 / lam: the L1 threshold of the elastic net (0: ridge only)
+    atomic: bool  # other threads update w too: add to it atomically
 
 
 @njit(**NJIT_FAST)
@@ -110,25 +90,37 @@ def _divergence_terms(mu, m0, nu, n0, rows, width, to_delta, delta_sum):
     delta = nu - mu; with ``delta_sum`` (``width`` entries, else an empty array) delta
     summed over the tables is added into it, as the transition block of the primal
     direction needs.
+
+    The sums run in a loop that writes nothing: a vectorized reduction in a loop that
+    also stores gets runtime alias checks, whose scalar fallback sums in another order,
+    so the result would depend on where the arrays lie in memory.
     """
     gap = 0.0
     fp = 0.0
+    for j in range(rows * width):
+        m = np.float64(mu[m0 + j])
+        nv = nu[n0 + j]
+        lm = flog(m)
+        pos = m > 0.0
+        gap += m * (lm - flog(nv)) if pos else 0.0
+        fp -= (nv - m) * lm if pos else 0.0
+    if to_delta or len(delta_sum) > 0:
+        _to_delta(mu, m0, nu, n0, rows, width, to_delta, delta_sum)
+    return gap, fp
+
+
+@njit(**NJIT)
+def _to_delta(mu, m0, nu, n0, rows, width, to_delta, delta_sum):
+    """nu <- nu - mu over the tables (with ``to_delta``) and delta_sum += the change."""
     add = len(delta_sum) > 0
     for r in range(rows):
         base = r * width
         for j in range(width):
-            m = np.float64(mu[m0 + base + j])
-            nv = nu[n0 + base + j]
-            d = nv - m
-            lm = flog(m)
-            pos = m > 0.0
-            gap += m * (lm - flog(nv)) if pos else 0.0
-            fp -= d * lm if pos else 0.0
+            d = nu[n0 + base + j] - np.float64(mu[m0 + base + j])
             if to_delta:
                 nu[n0 + base + j] = d
             if add:
                 delta_sum[j] += d
-    return gap, fp
 
 
 @njit(**NJIT)
@@ -181,14 +173,17 @@ def _evaluate(mu_unary, u0, mu_pair, p0, d_unary, d_pair, T, K, gamma):
 
 @njit(**NJIT)
 def _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, scale, v_em, v_bias, v_trans,
-                      sum_trans):
-    """v = scale * E_delta[F(x_i, .)] into the sparse buffers; returns (<w, v>, ||v||^2).
+                      sum_trans, mask):
+    """v = scale * E_delta[F(x_i, .)], restricted to the features of ``mask``, into the
+    sparse buffers; returns (<w, v>, ||v||^2).
 
     With ``sum_trans`` false, ``v_trans`` already holds delta summed over the edges.
     """
     start = idx.offsets[i]
     ua0 = idx.uniq_ptr[i]
     nu = idx.uniq_ptr[i + 1] - ua0
+    real = len(idx.attr_values) > 0
+    masked = len(mask) > 0
     for j in range(nu * K):
         v_em[j] = 0.0
     for t in range(T):
@@ -196,8 +191,13 @@ def _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, scale, v_em, v_b
         row = t * K
         for j in range(idx.attr_indptr[tok], idx.attr_indptr[tok + 1]):
             base = idx.local[j] * K
-            for k in range(K):
-                v_em[base + k] += d_unary[row + k]
+            if real:
+                x = idx.attr_values[j]
+                for k in range(K):
+                    v_em[base + k] += x * d_unary[row + k]
+            else:
+                for k in range(K):
+                    v_em[base + k] += d_unary[row + k]
     for k in range(K):
         s = 0.0
         for t in range(T):
@@ -212,6 +212,17 @@ def _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, scale, v_em, v_b
         for t in range(T - 1):
             for j in range(KK):
                 v_trans[j] += d_pair[t * KK + j]
+    ob = n_attr * K
+    ow = transition_offset(n_attr, K)
+    if masked:
+        for r in range(nu):
+            base = idx.uniq_attr[ua0 + r] * K
+            for k in range(K):
+                v_em[r * K + k] *= mask[base + k]
+        for j in range(3 * K):
+            v_bias[j] *= mask[ob + j]
+        for j in range(KK):
+            v_trans[j] *= mask[ow + j]
     wv = 0.0
     vv = 0.0
     for r in range(nu):
@@ -221,11 +232,9 @@ def _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, scale, v_em, v_b
             v_em[r * K + k] = x
             wv += w[base + k] * x
             vv += x * x
-    ob = n_attr * K
     for j in range(3 * K):
         wv += w[ob + j] * v_bias[j]
         vv += v_bias[j] * v_bias[j]
-    ow = ob + 3 * K
     for j in range(KK):
         x = scale * v_trans[j]
         v_trans[j] = x
@@ -234,20 +243,29 @@ def _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, scale, v_em, v_b
     return wv, vv
 
 
+@njit(inline="always", **NJIT)
+def _add(w, j, x, atomic):
+    if atomic:
+        atomic_add(w, j, x)
+    else:
+        w[j] += x
+
+
 @njit(**NJIT)
-def _apply_primal(w, n_attr, K, idx, i, gamma, v_em, v_bias, v_trans):
+def _apply_primal(w, n_attr, K, idx, i, gamma, v_em, v_bias, v_trans, atomic):
+    """w += gamma u on the support of the direction (atomically when threads share w)."""
     ua0 = idx.uniq_ptr[i]
     nu = idx.uniq_ptr[i + 1] - ua0
     for r in range(nu):
         base = idx.uniq_attr[ua0 + r] * K
         for k in range(K):
-            w[base + k] += gamma * v_em[r * K + k]
+            _add(w, base + k, gamma * v_em[r * K + k], atomic)
     ob = n_attr * K
     for j in range(3 * K):
-        w[ob + j] += gamma * v_bias[j]
+        _add(w, ob + j, gamma * v_bias[j], atomic)
     ow = ob + 3 * K
     for j in range(K * K):
-        w[ow + j] += gamma * v_trans[j]
+        _add(w, ow + j, gamma * v_trans[j], atomic)
 
 
 @njit(**NJIT_FAST)
@@ -295,9 +313,130 @@ def _store_applied_delta(mu_unary, u0, mu_pair, p0, d_unary, d_pair, T, K, gamma
         d_pair[j] = (np.float64(mu_pair[p0 + j]) - old) * inv
 
 
+class _Block(NamedTuple):
+    """A step's block of the store and the quadratic part of its line search.
+
+    The dual's quadratic term along the step is lam n g*(v + gamma u) with v the
+    unthresholded weights, u the sparse direction (in the buffers) and, for the elastic
+    net, g*(v) = 1/2 ||S_kappa(v)||^2 (``math.md`` section 8); with kappa = 0 it is
+    1/2 ||w + gamma u||^2, known from <w, u> and ||u||^2 alone.
+    """
+
+    i: int
+    u0: int  # where the block's unary marginals start in the store
+    p0: int  # where its pairwise marginals start
+    T: int
+    K: int
+    n_attr: int
+    lam_n: float
+    wv: float  # <w, u>
+    vv: float  # ||u||^2
+    kappa: float
+
+
+@njit(inline="always", **NJIT)
+def _soft(x, kappa):
+    """The soft-threshold S_kappa(x) = sign(x) max(|x| - kappa, 0)."""
+    return x - kappa if x > kappa else (x + kappa if x < -kappa else 0.0)
+
+
 @njit(**NJIT)
-def sdca_step(i, w, n_attr, K, idx, st, buf, lam_n, method, tol, fixed_step, exact_store):
+def _quadratic(blk, st, idx, buf, gamma):
+    """(Q'(gamma), Q''(gamma), Q(gamma) - Q(0)) of Q(gamma) = g*(v + gamma u)."""
+    wv, vv = blk.wv, blk.vv
+    if blk.kappa == 0.0:
+        return wv + gamma * vv, vv, gamma * (wv + 0.5 * gamma * vv)
+    kappa = blk.kappa
+    d1 = 0.0
+    d2 = 0.0
+    val = 0.0
+    K = blk.K
+    ua0 = idx.uniq_ptr[blk.i]
+    for r in range(idx.uniq_ptr[blk.i + 1] - ua0):
+        base = idx.uniq_attr[ua0 + r] * K
+        for k in range(K):
+            u = buf.v_emission[r * K + k]
+            x = st.v[base + k] + gamma * u
+            y = _soft(x, kappa)
+            d1 += u * y
+            d2 += u * u if y != 0.0 else 0.0
+            val += 0.5 * (y * y - st.w[base + k] * st.w[base + k])
+    ob = blk.n_attr * K
+    for j in range(3 * K):
+        u = buf.v_bias[j]
+        y = _soft(st.v[ob + j] + gamma * u, kappa)
+        d1 += u * y
+        d2 += u * u if y != 0.0 else 0.0
+        val += 0.5 * (y * y - st.w[ob + j] * st.w[ob + j])
+    ow = ob + 3 * K
+    for j in range(K * K):
+        u = buf.v_trans[j]
+        y = _soft(st.v[ow + j] + gamma * u, kappa)
+        d1 += u * y
+        d2 += u * u if y != 0.0 else 0.0
+        val += 0.5 * (y * y - st.w[ow + j] * st.w[ow + j])
+    return d1, d2, val
+
+
+@njit(**NJIT)
+def _line_eval(blk, st, idx, buf, d_unary, d_pair, gamma):
+    """(f'(gamma), f''(gamma), f(gamma) - f(0) + H~(mu_i)) of the line-search objective
+    f(gamma) = H~(mu_i + gamma delta) - lam n g*(v + gamma u)."""
+    fph, fpph, h = _evaluate(st.mu_unary, blk.u0, st.mu_pair, blk.p0, d_unary, d_pair,
+                             blk.T, blk.K, gamma)
+    d1, d2, val = _quadratic(blk, st, idx, buf, gamma)
+    return fph - blk.lam_n * d1, fpph - blk.lam_n * d2, h - blk.lam_n * val
+
+
+@njit(**NJIT)
+def _slope_at_one(blk, st, idx, buf):
+    """-f'(1) / (lam n) = <u, S(v + u)> - <u, w>, known without an entropy evaluation:
+    at gamma = 1 the block is nu_i(w), where f'_H(1) = lam n <u, w>; ||u||^2 when
+    kappa = 0."""
+    if blk.kappa == 0.0:
+        return blk.vv
+    return _quadratic(blk, st, idx, buf, 1.0)[0] - blk.wv
+
+
+@njit(inline="always", **NJIT)
+def _move_l1(st, j, x, kappa, atomic):
+    """v_j += x, w_j = S_kappa(v_j); returns the change of w_j^2. With threads, v_j is
+    added to atomically and w_j may be written from a stale v_j: the solver recomputes w
+    from v after the threads have run."""
+    if atomic:
+        v = atomic_add(st.v, j, x) + x
+    else:
+        st.v[j] += x
+        v = st.v[j]
+    y = _soft(v, kappa)
+    change = y * y - st.w[j] * st.w[j]
+    st.w[j] = y
+    return change
+
+
+@njit(**NJIT)
+def _apply_primal_l1(st, idx, buf, blk, gamma, atomic):
+    """v += gamma u and w = S_kappa(v) on the support of u; returns the change of ||w||^2."""
+    K, kappa = blk.K, blk.kappa
+    change = 0.0
+    ua0 = idx.uniq_ptr[blk.i]
+    for r in range(idx.uniq_ptr[blk.i + 1] - ua0):
+        base = idx.uniq_attr[ua0 + r] * K
+        for k in range(K):
+            change += _move_l1(st, base + k, gamma * buf.v_emission[r * K + k], kappa, atomic)
+    ob = blk.n_attr * K
+    for j in range(3 * K):
+        change += _move_l1(st, ob + j, gamma * buf.v_bias[j], kappa, atomic)
+    for j in range(K * K):
+        change += _move_l1(st, ob + 3 * K + j, gamma * buf.v_trans[j], kappa, atomic)
+    return change
+
+
+@njit(**NJIT)
+def sdca_step(i, w, n_attr, K, idx, st, buf, opt):
     """One SDCA iteration on sequence i; returns (fresh gap g_i, step size gamma)."""
+    lam_n, method, tol = opt.lam_n, opt.method, opt.tol
+    ws = buf.ws
     c_start = cycles()
     start = idx.offsets[i]
     T = idx.offsets[i + 1] - start
@@ -306,56 +445,64 @@ def sdca_step(i, w, n_attr, K, idx, st, buf, lam_n, method, tol, fixed_step, exa
     # 1. oracle at w; meanwhile the block of the marginal store comes from memory
     prefetch_range(st.mu_pair, p0, p0 + (T - 1) * K * K)
     prefetch_range(st.mu_unary, u0, u0 + T * K)
-    unary_scores(w, n_attr, K, idx.offsets, idx.attr_indptr, idx.attr_indices, i, buf.scores)
-    tmax = transition_potentials(w, n_attr, K, buf.trans)
-    forward_backward(buf.scores, T, K, buf.trans, tmax, w, n_attr, buf.emit, buf.alpha,
-                     buf.beta, buf.scale, buf.unary, buf.pair)
+    unary_scores(w, n_attr, K, idx, i, ws.scores)
+    tmax = transition_potentials(w, transition_offset(n_attr, K), K, ws.trans)
+    forward_backward(ws, T, K, tmax, w, n_attr)
     st.counters[ORACLE] += 1
     c_oracle = cycles()
     # 2. gap, delta and derivatives at 0
-    gap, fph0 = _first_pass(st.mu_unary, u0, st.mu_pair, p0, buf.unary, buf.pair, T, K,
+    gap, fph0 = _first_pass(st.mu_unary, u0, st.mu_pair, p0, ws.unary, ws.pair, T, K,
                             buf.v_trans)
-    d_unary = buf.unary
-    d_pair = buf.pair
+    d_unary = ws.unary
+    d_pair = ws.pair
     c_gap = cycles()
-    # 3. primal direction
+    # 3. primal direction u
     wv, vv = _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, -1.0 / lam_n,
-                               buf.v_emission, buf.v_bias, buf.v_trans, False)
-    # 4. line search on f(gamma) = H~(mu + gamma delta) - (lam n / 2)||w + gamma v||^2
+                               buf.v_emission, buf.v_bias, buf.v_trans, False, opt.mask)
+    blk = _Block(i, u0, p0, T, K, n_attr, lam_n, wv, vv, opt.kappa)
+    # 4. line search on f(gamma) = H~(mu + gamma delta) - lam n g*(v + gamma u)
     c_ls = cycles()
     h_old = st.entropies[i]
     fp0 = fph0 - lam_n * wv
     gamma = 0.0
     evals = 0
     if method == FIXED:
-        gamma = fixed_step
+        gamma = opt.fixed_step
     elif fp0 > 0.0:
-        if method == NEWTON or method == SINGLE_NEWTON:
-            gamma, evals = _newton(st, u0, p0, d_unary, d_pair, T, K, lam_n, wv, vv, fp0, tol,
-                                   1 if method == SINGLE_NEWTON else MAX_LINE_SEARCH_ITERATIONS)
+        max_evals = 1 if method == SINGLE_NEWTON else MAX_LINE_SEARCH_ITERATIONS
+        if (method == NEWTON or method == SINGLE_NEWTON) and opt.midpoint:
+            gamma, evals = _rtsafe(blk, st, idx, buf, d_unary, d_pair, tol, max_evals)
+        elif method == NEWTON or method == SINGLE_NEWTON:
+            gamma, evals = _newton(blk, st, idx, buf, d_unary, d_pair, fp0, tol, max_evals)
         else:
-            gamma, evals = _golden(st, u0, p0, d_unary, d_pair, T, K, lam_n, wv, vv, h_old,
-                                   tol)
+            gamma, evals = _golden(blk, st, idx, buf, d_unary, d_pair, h_old, tol)
     c_end_ls = cycles()
     # 5. updates: the dual block (with its new entropy), then w
     if gamma != 0.0:
-        if exact_store:
+        if opt.exact_store:
             h_new = _apply_dual(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, gamma)
         else:
             _store_applied_delta(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, gamma)
             wv, vv = _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, -1.0 / lam_n,
-                                       buf.v_emission, buf.v_bias, buf.v_trans, True)
+                                       buf.v_emission, buf.v_bias, buf.v_trans, True,
+                                       opt.mask)
+            blk = _Block(i, u0, p0, T, K, n_attr, lam_n, wv, vv, opt.kappa)
             h_new = chain_entropy(st.mu_unary, u0, st.mu_pair, p0, T, K)
-        gain = (h_new - h_old) - lam_n * gamma * (wv + 0.5 * gamma * vv)
-        if gain < 0.0 and method != FIXED and method != SINGLE_NEWTON:
+        if opt.kappa == 0.0:
+            gain = (h_new - h_old) - lam_n * gamma * (wv + 0.5 * gamma * vv)
+        else:
+            gain = (h_new - h_old) - lam_n * _quadratic(blk, st, idx, buf, gamma)[2]
+        if gain < 0.0 and method != FIXED and method != SINGLE_NEWTON and not opt.midpoint:
             # rounding near a root at 0: the exact line search never lowers the dual
             h_new = _apply_dual(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K,
                                 -gamma)
             gamma = 0.0
-        else:
+        elif opt.kappa == 0.0:
             _apply_primal(w, n_attr, K, idx, i, gamma, buf.v_emission, buf.v_bias,
-                          buf.v_trans)
+                          buf.v_trans, opt.atomic)
             st.scalars[W_NORM2] += 2.0 * gamma * wv + gamma * gamma * vv
+        else:
+            st.scalars[W_NORM2] += _apply_primal_l1(st, idx, buf, blk, gamma, opt.atomic)
         st.scalars[SUM_ENTROPY] += h_new - h_old
         st.entropies[i] = h_new
     if gamma == 0.0:
@@ -373,30 +520,27 @@ def sdca_step(i, w, n_attr, K, idx, st, buf, lam_n, method, tol, fixed_step, exa
 
 
 @njit(**NJIT)
-def _newton(st, u0, p0, d_unary, d_pair, T, K, lam_n, wv, vv, fp0, tol, max_evals):
+def _newton(blk, st, idx, buf, d_unary, d_pair, fp0, tol, max_evals):
     """Safeguarded Newton on f' over the bracket [0, 1], where f'(0) > 0 >= f'(1).
 
-    Starts at the regula-falsi point of the bracket, f'(0) / (f'(0) - f'(1)),
-    with f'(1) = -lam n ||v||^2 known for free (``math.md`` section 5): on the
-    datasets here this needs fewer evaluations than a first Newton step from 0,
-    where the log-barrier of small marginals makes f''(0) huge. A Newton step is
-    taken when it stays inside the bracket and the previous step at least
-    halved |f'|; otherwise the bracket is bisected. As in Numerical Recipes'
-    rtsafe, returns the next point once a step is shorter than ``tol``, or after
-    ``max_evals`` evaluations (1: the single-Newton-step variant). Returns (gamma,
-    evaluations).
+    Starts at the regula-falsi point of the bracket, f'(0) / (f'(0) - f'(1)), with
+    f'(1) known without an entropy evaluation (:func:`_slope_at_one`; -lam n ||u||^2
+    without L1, ``math.md`` section 5.3): on the datasets here this needs fewer
+    evaluations than a first Newton step from 0, where the log-barrier of small
+    marginals makes f''(0) huge. A Newton step is taken when it stays inside the bracket
+    and the previous step at least halved |f'|; otherwise the bracket is bisected. As
+    in Numerical Recipes' rtsafe, returns the next point once a step is shorter than
+    ``tol``, or after ``max_evals`` evaluations (1: the single-Newton-step variant).
+    Returns (gamma, evaluations).
     """
     lo = 0.0
     hi = 1.0
-    gamma = fp0 / (fp0 + lam_n * vv)
+    gamma = fp0 / (fp0 + blk.lam_n * _slope_at_one(blk, st, idx, buf))
     fp_prev = np.inf
     evals = 0
     for _ in range(max_evals):
-        fph, fpph, _h = _evaluate(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K,
-                                  gamma)
+        fp, fpp, _f = _line_eval(blk, st, idx, buf, d_unary, d_pair, gamma)
         evals += 1
-        fp = fph - lam_n * (wv + gamma * vv)
-        fpp = fpph - lam_n * vv
         if fp > 0.0:
             lo = gamma
         else:
@@ -413,67 +557,101 @@ def _newton(st, u0, p0, d_unary, d_pair, T, K, lam_n, wv, vv, fp0, tol, max_eval
 
 
 @njit(**NJIT)
-def _golden(st, u0, p0, d_unary, d_pair, T, K, lam_n, wv, vv, h0, tol):
+def _rtsafe(blk, st, idx, buf, d_unary, d_pair, tol, max_evals):
+    """The paper's line search: Numerical Recipes' ``rtsafe`` on f' over [0, 1] from the
+    midpoint, as in [LP]'s ``line_search.py`` (``math.md`` section 5.3).
+
+    f'(1) < 0 unless the direction is zero (known for free, :func:`_slope_at_one`), in
+    which case the step is 1. Otherwise start at gamma = 0.5 with dx_old = 1, the bracket
+    width; take the Newton step when it stays in the bracket and is at most half of the
+    step before last, else bisect; stop as soon as the last step is shorter than ``tol``
+    (with ``tol`` = 0.5, after one evaluation whichever step it takes) or after
+    ``max_evals`` evaluations. Returns (gamma, evaluations).
+    """
+    if not blk.lam_n * _slope_at_one(blk, st, idx, buf) > 0.0:
+        return 1.0, 0
+    lo = 0.0
+    hi = 1.0
+    gamma = 0.5
+    dx_old = 1.0
+    dx = dx_old
+    evals = 0
+    while True:
+        fp, fpp, _f = _line_eval(blk, st, idx, buf, d_unary, d_pair, gamma)
+        evals += 1
+        if fp > 0.0:  # f' decreases: the root is to the right
+            lo = gamma
+        else:
+            hi = gamma
+        if ((gamma - hi) * fpp - fp) * ((gamma - lo) * fpp - fp) > 0.0 or abs(
+                2.0 * fp) > abs(dx_old * fpp):
+            dx_old = dx
+            dx = 0.5 * (hi - lo)
+            gamma = lo + dx
+        else:
+            dx_old = dx
+            dx = fp / fpp
+            gamma -= dx
+        if abs(dx) < tol or evals >= max_evals:
+            break
+    return gamma, evals
+
+
+@njit(**NJIT)
+def _golden(blk, st, idx, buf, d_unary, d_pair, h0, tol):
     """Bounded golden-section search for the maximum of f on [0, 1]."""
     a = 0.0
     b = 1.0
     x1 = b - _INV_PHI * (b - a)
     x2 = a + _INV_PHI * (b - a)
-    h1 = _evaluate(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, x1)[2]
-    h2 = _evaluate(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, x2)[2]
-    f1 = h1 - lam_n * x1 * (wv + 0.5 * x1 * vv)
-    f2 = h2 - lam_n * x2 * (wv + 0.5 * x2 * vv)
+    f1 = _line_eval(blk, st, idx, buf, d_unary, d_pair, x1)[2]
+    f2 = _line_eval(blk, st, idx, buf, d_unary, d_pair, x2)[2]
     evals = 2
     while b - a > tol and evals < MAX_LINE_SEARCH_ITERATIONS:
         if f1 < f2:
             a = x1
-            x1, f1, h1 = x2, f2, h2
+            x1, f1 = x2, f2
             x2 = a + _INV_PHI * (b - a)
-            h2 = _evaluate(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, x2)[2]
-            f2 = h2 - lam_n * x2 * (wv + 0.5 * x2 * vv)
+            f2 = _line_eval(blk, st, idx, buf, d_unary, d_pair, x2)[2]
         else:
             b = x2
-            x2, f2, h2 = x1, f1, h1
+            x2, f2 = x1, f1
             x1 = b - _INV_PHI * (b - a)
-            h1 = _evaluate(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, x1)[2]
-            f1 = h1 - lam_n * x1 * (wv + 0.5 * x1 * vv)
+            f1 = _line_eval(blk, st, idx, buf, d_unary, d_pair, x1)[2]
         evals += 1
     gamma, f = (x1, f1) if f1 >= f2 else (x2, f2)
-    if f < h0:  # f(0) = H~(mu) = h0 up to the constant -lam n ||w||^2 / 2
+    if f < h0:  # f(0) = H~(mu) = h0 (values shifted so that f(0) is the block's entropy)
         return 0.0, evals
     return gamma, evals
 
 
 @njit(**NJIT)
-def sdca_run(n_steps, w, n_attr, K, idx, st, buf, sampler, rng, lam_n, method, tol,
-             fixed_step, exact_store):
-    """Run n_steps SDCA iterations with the given sampler; stored gaps kept current."""
+def sdca_run(n_steps, w, n_attr, K, idx, st, buf, sampler, rng, opt, members):
+    """Run n_steps SDCA iterations on the sequences ``members`` that ``sampler`` draws from
+    (its index j is sequence members[j]); stored gaps kept current."""
     for _ in range(n_steps):
-        i = draw(sampler, rng)
-        old = sampler.gaps[i]
-        gap, _ = sdca_step(i, w, n_attr, K, idx, st, buf, lam_n, method, tol, fixed_step,
-                           exact_store)
-        record_gap(sampler, i, gap)
-        st.scalars[SUM_GAPS] += sampler.gaps[i] - old
+        j = draw(sampler, rng)
+        old = sampler.gaps[j]
+        gap, _ = sdca_step(members[j], w, n_attr, K, idx, st, buf, opt)
+        record_gap(sampler, j, gap)
+        st.scalars[SUM_GAPS] += sampler.gaps[j] - old
 
 
 @njit(**NJIT)
-def refresh_gaps(w, n_attr, K, idx, st, buf, sampler):
-    """Recompute the stored gap of every sequence at the current w (n oracle calls)."""
-    n = len(idx.offsets) - 1
-    tmax = transition_potentials(w, n_attr, K, buf.trans)
+def refresh_gaps(w, n_attr, K, idx, st, buf, sampler, members):
+    """Recompute the stored gap of the sequences ``members`` (``sampler``'s) at w."""
+    ws = buf.ws
+    tmax = transition_potentials(w, transition_offset(n_attr, K), K, ws.trans)
     total = 0.0
-    for i in range(n):
+    for j in range(len(members)):
+        i = members[j]
         start = idx.offsets[i]
         T = idx.offsets[i + 1] - start
-        unary_scores(w, n_attr, K, idx.offsets, idx.attr_indptr, idx.attr_indices, i,
-                     buf.scores)
-        forward_backward(buf.scores, T, K, buf.trans, tmax, w, n_attr, buf.emit, buf.alpha,
-                         buf.beta, buf.scale, buf.unary, buf.pair)
-        gap = _first_pass(st.mu_unary, start * K, st.mu_pair, (start - i) * K * K, buf.unary,
-                          buf.pair, T, K, buf.v_trans)[0]
-        record_gap(sampler, i, gap)
-        total += sampler.gaps[i]
-    st.counters[ORACLE] += n
+        unary_scores(w, n_attr, K, idx, i, ws.scores)
+        forward_backward(ws, T, K, tmax, w, n_attr)
+        gap = _first_pass(st.mu_unary, start * K, st.mu_pair, (start - i) * K * K, ws.unary,
+                          ws.pair, T, K, buf.v_trans)[0]
+        record_gap(sampler, j, gap)
+        total += sampler.gaps[j]
+    st.counters[ORACLE] += len(members)
     st.scalars[SUM_GAPS] = total
-

@@ -1,0 +1,64 @@
+"""Command-line interface: ``python -m crfsdca <command> ...`` (or the ``crfsdca`` script).
+
+Each Snakemake rule's job is one call of a command here, so every step of the workflow
+can also be run by hand. One module per command, each with ``HELP`` (one line),
+``add_arguments(parser)`` and ``run(args)`` (returns the exit code); adding a command is
+one module and one entry in :data:`COMMANDS`. Expected errors
+(:class:`~crfsdca.errors.CrfsdcaError`) are printed as one line and exit with status 2.
+Ctrl-C and SIGTERM end a command with status 130 and 143 and one line; ``train`` keeps the
+run it has (status ``interrupted`` or ``terminated``), the others leave nothing behind
+(every output is written atomically).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from .. import __version__
+from ..errors import CrfsdcaError, Terminated
+from ..signals import EXIT_SIGINT, EXIT_SIGTERM, sigterm_raises
+
+COMMANDS = ("download", "featurize", "table1", "train", "crfsuite", "optimum", "report",
+            "learn", "tag", "dump")
+"""Command names, in the order ``--help`` lists them; each is the module of that name."""
+
+
+def log(msg: str) -> None:
+    """A progress or result line on standard error (standard output stays for data)."""
+    print(msg, file=sys.stderr, flush=True)
+
+
+def command_module(name: str):
+    return importlib.import_module(f"{__name__}.{name}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="crfsdca", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--version", action="version", version=f"crfsdca {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMANDS:
+        module = command_module(name)
+        p = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.add_arguments(p)
+        p.set_defaults(func=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; returns its exit status (2 for bad arguments or expected errors)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as e:  # --help, --version, or argparse's one-line usage error
+        return e.code if isinstance(e.code, int) else 2
+    try:
+        with sigterm_raises():
+            return args.func(args)
+    except CrfsdcaError as e:
+        print(f"crfsdca {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except (KeyboardInterrupt, Terminated) as e:
+        what = "interrupted (Ctrl-C)" if isinstance(e, KeyboardInterrupt) else "terminated"
+        print(f"crfsdca {args.command}: {what}; no output written", file=sys.stderr)
+        return EXIT_SIGINT if isinstance(e, KeyboardInterrupt) else EXIT_SIGTERM

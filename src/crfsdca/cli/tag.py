@@ -1,0 +1,82 @@
+"""The ``tag`` command: CRFsuite's ``crfsuite tag`` with a crfsdca model.
+
+Output as CRFsuite's: one label per line and a blank line after each sequence; ``-r`` puts
+the reference label first, ``-i`` the marginal of the predicted label after it (``:p``),
+``-l`` every label's marginal; ``-p`` prints ``@score`` and ``@probability`` before each
+sequence; ``-t`` prints the evaluation report (:mod:`crfsdca.tagging`), ``-q`` nothing
+else. The whole input is read, and checked, before anything is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+HELP = "tag CRFsuite-format data with a model (CRFsuite's `crfsuite tag`); -t evaluates"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", nargs="?", default="-", metavar="FILE",
+                   help="CRFsuite-format data (default '-': standard input)")
+    p.add_argument("-m", "--model", required=True, help="model file (crfsdca learn, CRF.fit)")
+    p.add_argument("-t", "--test", action="store_true", help="report the performance")
+    p.add_argument("-r", "--reference", action="store_true", help="print reference labels")
+    p.add_argument("-p", "--probability", action="store_true",
+                   help="print the score and probability of each labeling")
+    p.add_argument("-i", "--marginal", action="store_true",
+                   help="print the marginal of each predicted label")
+    p.add_argument("-l", "--marginal-all", action="store_true",
+                   help="print the marginals of all labels")
+    p.add_argument("-q", "--quiet", action="store_true", help="print no labels")
+
+
+def run(args: argparse.Namespace) -> int:
+    import time
+
+    import numpy as np
+
+    from ..data.crfsuite_format import read_file
+    from ..model.objective import predict
+    from ..model.oracle import sequence_marginals
+    from ..model_file import load_model
+    from ..tagging import encode_for, evaluation_report, path_scores
+
+    model = load_model(args.model)
+    inst = read_file(args.file)
+    t0 = time.perf_counter()
+    out = sys.stdout
+    A, K = len(model.attributes), len(model.labels)
+    if not inst.X:
+        return 0
+    seq, names = encode_for(model, inst)
+    pred = predict(model.weights, seq, A, K)
+    seconds = time.perf_counter() - t0
+    need_marginals = args.probability or args.marginal or args.marginal_all
+    scores = path_scores(model, seq, pred) if args.probability else None
+    if not args.quiet:
+        lines = []
+        for i in range(seq.n_sequences):
+            s, e = int(seq.offsets[i]), int(seq.offsets[i + 1])
+            unary = None
+            if need_marginals:
+                logz, unary, _ = sequence_marginals(model.weights, A, K, seq, i)
+                if args.probability:
+                    lines.append(f"@score\t{scores[i]:f}\t{logz:f}")
+                    lines.append(f"@probability\t{math.exp(scores[i] - logz):f}")
+            for t in range(e - s):
+                y = int(pred[s + t])
+                text = (names[seq.labels[s + t]] + "\t" if args.reference else "") + names[y]
+                if args.marginal:
+                    text += f":{unary[t, y]:f}"
+                if args.marginal_all:
+                    text += "".join(f"\t{names[k]}:{unary[t, k]:f}" for k in range(K))
+                lines.append(text)
+            lines.append("")
+        out.write("\n".join(lines) + "\n")
+    if args.test:
+        out.write(evaluation_report(seq.labels, np.asarray(pred), seq.offsets, names, K))
+        out.write(f"Elapsed time: {seconds:f} [sec] "
+                  f"({seq.n_sequences / max(seconds, 1e-9):.1f} [instance/sec])\n")
+    out.flush()
+    return 0

@@ -1,0 +1,167 @@
+"""CRFsuite's data format (what ``crfsuite learn`` and ``crfsuite tag`` read), read and written.
+
+One item per line: the label, then its attributes, separated by TABs (several TABs count
+as one); an attribute is ``name`` (weight 1) or ``name:weight``; in names and labels
+``\\:`` stands for a colon and ``\\\\`` for a backslash. A blank line ends a sequence. A
+first field ``@weight:w`` declares an instance weight in CRFsuite; only weight 1 is
+accepted here. Anything else that CRFsuite would read silently in some odd way (a second
+colon, a weight that is not a number, an empty name) stops the reading with the file, the
+line and what was wrong.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import DataFormatError
+
+
+@dataclass
+class Instances:
+    """Sequences read from CRFsuite files: items (lists of attributes: a name, or a
+    (name, weight) pair), labels, and the group (file number from 0) of each sequence."""
+
+    X: list[list[list]] = field(default_factory=list)
+    y: list[list[str]] = field(default_factory=list)
+    groups: list[int] = field(default_factory=list)
+
+    def extend(self, other: Instances) -> None:
+        self.X += other.X
+        self.y += other.y
+        self.groups += other.groups
+
+
+def _unescape(text: str, where: str, path, line: int) -> list[str]:
+    """Split a field at its unescaped colons, resolving ``\\:`` and ``\\\\``."""
+    parts, cur, i = [], [], 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and i + 1 < len(text) and text[i + 1] in ":\\":
+            cur.append(text[i + 1])
+            i += 2
+            continue
+        if c == ":":
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(c)
+        i += 1
+    parts.append("".join(cur))
+    return parts
+
+
+def _field(text: str, path, line: int) -> list[str]:
+    return _unescape(text, "field", path, line) if "\\" in text else text.split(":")
+
+
+def parse_lines(lines, path, group: int = 0) -> Instances:
+    """Instances from an iterable of text lines (``path`` names them in errors)."""
+    out = Instances()
+    xseq: list[list] = []
+    yseq: list[str] = []
+
+    def close():
+        if xseq:
+            out.X.append(list(xseq))
+            out.y.append(list(yseq))
+            out.groups.append(group)
+            xseq.clear()
+            yseq.clear()
+
+    for number, raw in enumerate(lines, start=1):
+        text = raw.rstrip("\n").rstrip("\r")
+        if not text.strip():
+            close()
+            continue
+        fields = [f for f in text.split("\t") if f]
+        label_parts = _field(fields[0], path, number)
+        if label_parts[0].startswith("@"):
+            if label_parts[0] != "@weight" or len(label_parts) != 2:
+                raise DataFormatError(path, f"unrecognized declaration {fields[0]!r}", number)
+            try:
+                weight = float(label_parts[1])
+            except ValueError:
+                raise DataFormatError(path, f"instance weight {label_parts[1]!r} is not a "
+                                            "number", number) from None
+            if weight != 1.0:
+                raise DataFormatError(path, "instance weights other than 1 (@weight) are "
+                                            "not supported", number)
+            continue
+        if len(label_parts) != 1 or not label_parts[0]:
+            raise DataFormatError(path, f"bad label {fields[0]!r} (an empty label, or a colon "
+                                        "not escaped as \\:)", number)
+        item: list = []
+        for f in fields[1:]:
+            parts = _field(f, path, number)
+            name = parts[0]
+            if not name:
+                raise DataFormatError(path, f"attribute {f!r} has an empty name", number)
+            if len(parts) == 1:
+                item.append(name)
+            elif len(parts) == 2:
+                if not parts[1]:
+                    item.append(name)
+                    continue
+                try:
+                    value = float(parts[1])
+                except ValueError:
+                    raise DataFormatError(path, f"attribute {f!r}: weight {parts[1]!r} is not "
+                                                "a number (escape a colon in a name as \\:)",
+                                          number) from None
+                item.append(name if value == 1.0 else (name, value))
+            else:
+                raise DataFormatError(path, f"attribute {f!r} has more than one unescaped "
+                                            "colon (escape a colon in a name as \\:)", number)
+        xseq.append(item)
+        yseq.append(label_parts[0])
+    close()
+    return out
+
+
+def read_file(path: str, group: int = 0) -> Instances:
+    """Instances of one CRFsuite data file (``-``: standard input), UTF-8."""
+    if path == "-":
+        return parse_lines(sys.stdin, "<stdin>", group)
+    p = Path(path)
+    if not p.is_file():
+        raise DataFormatError(path, "no such file")
+    with open(p, encoding="utf-8", newline="\n") as f:
+        try:
+            return parse_lines(f, path, group)
+        except UnicodeDecodeError as e:
+            raise DataFormatError(path, f"not UTF-8 text ({e.reason} at byte {e.start} of a "
+                                        "block)") from None
+
+
+def read_files(paths: list[str]) -> Instances:
+    """Instances of several files; file k (from 0) is group k."""
+    out = Instances()
+    for k, path in enumerate(paths):
+        out.extend(read_file(path, k))
+    return out
+
+
+def escape(text: str) -> str:
+    """A name or label as CRFsuite's format writes it (``\\`` and ``:`` escaped)."""
+    return text.replace("\\", "\\\\").replace(":", "\\:")
+
+
+def format_item(label: str, attributes) -> str:
+    """One line: the label and the attributes (names, or (name, weight) pairs)."""
+    fields = [escape(label)]
+    for a in attributes:
+        if isinstance(a, tuple):
+            fields.append(f"{escape(a[0])}:{a[1]:.17g}")
+        else:
+            fields.append(escape(a))
+    return "\t".join(fields)
+
+
+def write_sequences(stream, X, y) -> None:
+    """Write sequences in CRFsuite's format (a blank line after each)."""
+    for xseq, yseq in zip(X, y, strict=True):
+        for item, label in zip(xseq, yseq, strict=True):
+            stream.write(format_item(label, item) + "\n")
+        stream.write("\n")

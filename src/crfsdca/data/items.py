@@ -1,0 +1,191 @@
+"""Items (tokens) as python-crfsuite reads them, vocabularies, and their encoding into splits.
+
+An item is one of (python-crfsuite's ``ItemSequence`` semantics, checked against it by the
+tests):
+
+- a dict: a str (or UTF-8 bytes) value gives the attribute ``name:value`` with weight 1;
+  a bool, int or float value gives the attribute ``name`` with that weight; a nested dict,
+  list or set gives ``name:`` followed by each of its attributes;
+- a list, tuple or set of strings: one attribute of weight 1 per string;
+- a list of ``(name, value)`` pairs (an extension: what CRFsuite's data files hold), which
+  may be mixed with plain strings.
+
+An attribute given twice in one item adds its weights, as CRFsuite's scores do. Labels and
+attributes get ids in order of first occurrence in the training data, as CRFsuite has them;
+attributes unknown to a model are ignored when tagging, as CRFsuite does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import numbers
+from collections.abc import Iterable, Mapping, Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+from .sequences import Sequences, make_sequences
+
+
+def _text(key, where: str) -> str:
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bytes):
+        return key.decode("utf-8")
+    raise ValueError(f"{where}: an attribute name must be a str or bytes, got "
+                     f"{type(key).__name__} {key!r}")
+
+
+def _weight(value, name: str) -> float:
+    if isinstance(value, (bool, np.bool_)):
+        return 1.0 if value else 0.0
+    if isinstance(value, numbers.Real):
+        return float(value)
+    raise ValueError(f"attribute {name!r}: a value must be a str, bytes, bool, number, dict, "
+                     f"list or set, got {type(value).__name__} {value!r}")
+
+
+def item_attributes(item, prefix: str = "") -> list[tuple[str, float]]:
+    """The (attribute, weight) pairs of one item, in python-crfsuite's order."""
+    out: list[tuple[str, float]] = []
+    if isinstance(item, Mapping):
+        for key, value in item.items():
+            name = prefix + _text(key, "item")
+            if isinstance(value, str):
+                out.append((f"{name}:{value}", 1.0))
+            elif isinstance(value, bytes):
+                out.append((f"{name}:{value.decode('utf-8')}", 1.0))
+            elif isinstance(value, (Mapping, list, set, tuple, frozenset)):
+                out.extend(item_attributes(value, name + ":"))
+            else:
+                out.append((name, _weight(value, name)))
+    elif isinstance(item, (list, tuple, set, frozenset)):
+        for entry in item:
+            if isinstance(entry, tuple):
+                if len(entry) != 2:
+                    raise ValueError(f"an attribute pair must be (name, value), got {entry!r}")
+                name = prefix + _text(entry[0], "item")
+                out.append((name, _weight(entry[1], name)))
+            else:
+                out.append((prefix + _text(entry, "item"), 1.0))
+    else:
+        raise ValueError(f"an item must be a dict or a list of attributes, got "
+                         f"{type(item).__name__} {item!r}")
+    return out
+
+
+class Vocabulary:
+    """Strings to ids in order of first occurrence."""
+
+    def __init__(self, strings: Iterable[str] = ()):
+        self.ids: dict[str, int] = {}
+        for s in strings:
+            self.ids.setdefault(s, len(self.ids))
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def strings(self) -> list[str]:
+        return list(self.ids)
+
+    def add(self, s: str) -> int:
+        return self.ids.setdefault(s, len(self.ids))
+
+
+def sequence_digest(xseq_attrs: list[list[tuple[str, float]]], yseq: Sequence[str]) -> bytes:
+    """A 16-byte digest of one labeled sequence (its attributes, weights and labels).
+
+    Continued training recognizes the sequences it has already seen by it.
+    """
+    h = hashlib.blake2b(digest_size=16)
+    for attrs, label in zip(xseq_attrs, yseq, strict=True):
+        h.update(label.encode("utf-8") + b"\x00")
+        for name, value in attrs:
+            h.update(name.encode("utf-8") + b"\x01" + np.float64(value).tobytes())
+        h.update(b"\x02")
+    return h.digest()
+
+
+class Encoded(NamedTuple):
+    """A split built by :func:`encode`, and the digest of each sequence (if asked for)."""
+
+    seq: Sequences
+    digests: list[bytes]
+
+
+def encode(X, y, attributes: Vocabulary, labels: Vocabulary, grow: bool,
+           grow_labels: bool | None = None, digests: bool = False) -> Encoded:
+    """Encode sequences of items (and their labels, if ``y`` is not None) as a split.
+
+    With ``grow``, unseen attributes and labels get new ids (training); otherwise unseen
+    attributes are dropped (tagging) and an unseen label is an error, unless
+    ``grow_labels`` (evaluation: a label the model lacks gets an id after the model's).
+    Within a token, ids are sorted and unique (weights of repeats added); entries of weight
+    0 are dropped (they add nothing to any score).
+    """
+    X = list(X)
+    if y is not None:
+        y = list(y)
+        if len(X) != len(y):
+            raise ValueError(f"X has {len(X)} sequences but y has {len(y)}")
+    lengths, label_ids, tok_ids, attr_ids, weights, digest_list = [], [], [], [], [], []
+    get_attr = attributes.add if grow else attributes.ids.get
+    grow_labels = grow if grow_labels is None else grow_labels
+    tok = 0
+    for i, xseq in enumerate(X):
+        if isinstance(xseq, (str, bytes, Mapping)):
+            raise ValueError(f"sequence {i}: expected a list of items, got {type(xseq).__name__}")
+        xseq = list(xseq)
+        if not xseq:
+            raise ValueError(f"sequence {i} is empty")
+        yseq = None
+        if y is not None:
+            yseq = [_text(lab, f"sequence {i}") for lab in y[i]]
+            if len(yseq) != len(xseq):
+                raise ValueError(f"sequence {i} has {len(xseq)} items but {len(yseq)} labels")
+            for lab in yseq:
+                k = labels.add(lab) if grow_labels else labels.ids.get(lab)
+                if k is None:
+                    raise ValueError(f"sequence {i}: label {lab!r} is not in the model")
+                label_ids.append(k)
+        per_item = []
+        for item in xseq:
+            attrs = item_attributes(item)
+            per_item.append(attrs)
+            for name, value in attrs:
+                a = get_attr(name)
+                if a is not None:
+                    tok_ids.append(tok)
+                    attr_ids.append(a)
+                    weights.append(value)
+            tok += 1
+        lengths.append(len(xseq))
+        if digests:
+            digest_list.append(sequence_digest(per_item, yseq if yseq is not None
+                                               else [""] * len(xseq)))
+    n_tokens = tok
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(np.asarray(lengths, dtype=np.int64), out=offsets[1:])
+    lab = (np.asarray(label_ids, dtype=np.int32) if y is not None
+           else np.zeros(n_tokens, dtype=np.int32))
+    indptr, indices, values = _csr(n_tokens, np.asarray(tok_ids, dtype=np.int64),
+                                   np.asarray(attr_ids, dtype=np.int64),
+                                   np.asarray(weights, dtype=np.float64),
+                                   max(len(attributes), 1))
+    return Encoded(make_sequences(offsets, lab, indptr, indices, values), digest_list)
+
+
+def _csr(n_tokens, tok, ids, w, n_attr):
+    """Token-major CSR with ids sorted and unique within a token (weights added), no zeros."""
+    key, inverse = np.unique(tok * n_attr + ids, return_inverse=True)
+    summed = np.bincount(inverse.ravel(), weights=w, minlength=len(key)) if len(key) else w[:0]
+    keep = summed != 0
+    key, summed = key[keep], summed[keep]
+    indptr = np.zeros(n_tokens + 1, dtype=np.int64)
+    np.cumsum(np.bincount(key // n_attr, minlength=n_tokens), out=indptr[1:])
+    return indptr, (key % n_attr).astype(np.int32), summed
+
+
+def split_values(seq: Sequences) -> np.ndarray:
+    """The weight of every stored attribute entry of a split (ones for binary splits)."""
+    return np.ones(len(seq.attr_indices)) if seq.binary else seq.attr_values

@@ -1,0 +1,423 @@
+"""``crfsdca.CRF``: a drop-in for ``sklearn_crfsuite.CRF``, trained by SDCA.
+
+Same constructor parameters where they mean something here, same methods and fitted
+attributes; inputs as python-crfsuite reads them (:mod:`crfsdca.data.items`); CRFsuite's
+model and objective (:mod:`crfsdca.feature_set`, :mod:`crfsdca.learner`). The options of
+the solvers are parameters too, named by their run keys (``sampler``, ``non_uniformity``,
+``sag_decrease``, ``lbfgs_memory``...; None: the solver's default); they come from the
+option tables of :mod:`crfsdca.solvers.registry`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError
+
+from .data.items import Vocabulary, encode
+from .errors import ConfigError
+from .learner import ALGORITHMS
+from .model_file import Model, dual_path, load_dual, load_model, save_dual, save_model
+from .solvers.registry import SOLVERS
+
+CRFSUITE_ONLY = ("l2sgd", "ap", "pa", "arow", "averaged-perceptron", "passive-aggressive")
+
+
+
+def solver_parameters() -> dict[str, object]:
+    """Every solver option by run key (the estimator's extra parameters), all None."""
+    keys: dict[str, object] = {}
+    for s in SOLVERS.values():
+        for o in s.options:
+            keys.setdefault(s.options.key(o.name), None)
+    return keys
+
+
+SOLVER_PARAMETERS = tuple(solver_parameters())
+
+_BASE_PARAMETERS = dict(
+    algorithm="sdca", c1=0.0, c2=1.0, max_iterations=None, epsilon=1e-5, min_freq=0.0,
+    all_possible_states=False, all_possible_transitions=False, bias=False,
+    max_seconds=None, random_state=0, threads=1, warm_start=False, save_dual=False,
+    verbose=False, model_filename=None)
+
+
+class CRF(BaseEstimator):
+    """A linear-chain CRF with CRFsuite's model, trained by SDCA with gap sampling.
+
+    Parameters (CRFsuite's and sklearn-crfsuite's names where they exist):
+
+    - ``algorithm``: ``"sdca"`` (default: gap sampling, theta 0.8), ``"sag-nus"``,
+      ``"sag-nus-star"``, ``"oeg"`` or ``"lbfgs"`` (:data:`ALGORITHMS`);
+    - ``c1``, ``c2``: the objective is sum_i NLL_i + c1 ||w||_1 + c2 ||w||^2 (c1 > 0:
+      elastic net, sdca only);
+    - ``max_iterations``: epochs (passes of n updates; L-BFGS iterations for ``lbfgs``);
+      None: until ``epsilon`` (at most 1000);
+    - ``epsilon``: stop when the certified relative sub-optimality (relative duality gap
+      for SDCA) is at most this; None or 0: run the whole budget;
+    - ``max_seconds``: solver time budget;
+    - ``min_freq``, ``all_possible_states``, ``all_possible_transitions``: CRFsuite's
+      feature generation; ``bias``: add the bias, first- and last-position weights of the
+      paper's model (CRFsuite has none);
+    - ``random_state``: seed of the stochastic solvers; ``threads``: threads of SDCA and of
+      the full-batch passes (sdca, lbfgs);
+    - ``warm_start``: keep SDCA's dual state after ``fit``; the next ``fit`` starts the
+      sequences it has seen from their dual blocks (lbfgs: from the weights);
+      ``partial_fit`` adds sequences to those kept;
+    - ``save_dual``: with ``model_filename``, also write the dual state beside the model
+      (``MODEL.dual``; ``crfsdca learn --continue`` reads it);
+    - ``model_filename``: write the model there after ``fit``; an unfitted CRF given one
+      loads the model from it;
+    - ``verbose``: a line per epoch (loss, duality gap, dev scores), and the memory of the
+      solver's state before allocating it;
+    - the solvers' options (``sampler``, ``non_uniformity``, ``store_dtype``,
+      ``lbfgs_memory``...): None is the solver's default.
+    """
+
+    def __init__(self, algorithm="sdca", c1=0.0, c2=1.0, max_iterations=None, epsilon=1e-5,
+                 min_freq=0.0, all_possible_states=False, all_possible_transitions=False,
+                 bias=False, max_seconds=None, random_state=0, threads=1, warm_start=False,
+                 save_dual=False, verbose=False, model_filename=None, **solver_options):
+        unknown = set(solver_options) - set(SOLVER_PARAMETERS)
+        if unknown:
+            raise TypeError(f"CRF got unexpected parameter(s) {', '.join(sorted(unknown))}")
+        self.algorithm = algorithm
+        self.c1 = c1
+        self.c2 = c2
+        self.max_iterations = max_iterations
+        self.epsilon = epsilon
+        self.min_freq = min_freq
+        self.all_possible_states = all_possible_states
+        self.all_possible_transitions = all_possible_transitions
+        self.bias = bias
+        self.max_seconds = max_seconds
+        self.random_state = random_state
+        self.threads = threads
+        self.warm_start = warm_start
+        self.save_dual = save_dual
+        self.verbose = verbose
+        self.model_filename = model_filename
+        for key in SOLVER_PARAMETERS:
+            setattr(self, key, solver_options.get(key))
+        self._model = None
+        self._dual = None
+        self.training_log_ = None
+
+    # ---------------------------------------------------------------------- training
+    def fit(self, X, y, X_dev=None, y_dev=None):
+        """Train on sequences ``X`` (lists of items) with labels ``y`` (lists of strings)."""
+        return self._fit(X, y, X_dev, y_dev, add_to_state=False)
+
+    def partial_fit(self, X, y, X_dev=None, y_dev=None):
+        """Continue training (SDCA) on the sequences kept from earlier fits plus ``X``."""
+        return self._fit(X, y, X_dev, y_dev, add_to_state=True)
+
+    def _fit(self, X, y, X_dev, y_dev, add_to_state: bool):
+        from .feature_set import crfsuite_feature_mask
+        from .learner import learn, make_problem, solver_options
+        from .warm_start import (
+            concatenate,
+            dual_state,
+            initial_store,
+            state_digests,
+            state_sequences,
+        )
+
+        if (X_dev is None) != (y_dev is None):
+            raise ValueError("pass both X_dev and y_dev to use the holdout data")
+        X, y = _as_list(X, "X"), _as_list(y, "y")
+        if len(X) != len(y):
+            raise ValueError(f"X has {len(X)} sequences but y has {len(y)}")
+        if not X:
+            raise ValueError("no training sequences")
+        algorithm = self._check_algorithm()
+        options = solver_options(algorithm, {k: getattr(self, k) for k in SOLVER_PARAMETERS})
+        c2 = float(self.c2)
+        if not c2 > 0:
+            raise ValueError(f"c2 must be positive (SDCA needs a strongly convex objective), "
+                             f"got {self.c2}")
+        continuing = add_to_state or self.warm_start
+        previous = self._current_model() if continuing else None
+        state = self._dual if continuing else None
+        if add_to_state and algorithm != "sdca":
+            raise ConfigError("partial_fit continues SDCA's dual state: algorithm='sdca'")
+        attributes = Vocabulary(previous.attributes if previous is not None else ())
+        labels = Vocabulary(previous.labels if previous is not None else ())
+        keep = continuing or self.save_dual
+        train, digests = encode(X, y, attributes, labels, grow=True, digests=keep)
+        if add_to_state and state is not None:
+            train = concatenate(state_sequences(state), train)
+            digests = state_digests(state) + digests
+        A, K = len(attributes), len(labels)
+        mask = crfsuite_feature_mask(train, A, K, bool(self.all_possible_states),
+                                     bool(self.all_possible_transitions),
+                                     float(self.min_freq), bool(self.bias))
+        dev = None
+        label_names = labels.strings()
+        if X_dev is not None:
+            dev_labels = Vocabulary(label_names)
+            dev = encode(_as_list(X_dev, "X_dev"), _as_list(y_dev, "y_dev"), attributes,
+                         dev_labels, grow=False, grow_labels=True).seq
+            label_names = dev_labels.strings()
+        c1 = float(self.c1 or 0.0)
+        if c1 < 0:
+            raise ValueError(f"c1 must be non-negative, got {self.c1}")
+        problem = make_problem(train, A, K, label_names, c2, mask, dev, c1)
+        stream = sys.stdout
+        initial_marginals = initial_weights = None
+        if continuing and algorithm == "sdca" and state is not None:
+            opts = SOLVERS["sdca"].options.resolve(options)
+            initial_marginals, reused = initial_store(train, digests, state, K, opts["init_c"],
+                                                      opts["store_dtype"])
+            if self.verbose:
+                print(f"continuing: {reused} of {problem.n} sequences start from their kept "
+                      f"dual blocks", file=stream)
+        elif continuing and algorithm == "lbfgs" and previous is not None:
+            initial_weights = _grow_weights(previous, A, K) * mask
+        learned = learn(problem, algorithm, options, seed=self._seed(),
+                        epochs=self.max_iterations, epsilon=self.epsilon,
+                        max_seconds=self.max_seconds, verbose=bool(self.verbose),
+                        stream=stream, initial_marginals=initial_marginals,
+                        initial_weights=initial_weights, threads=int(self.threads))
+        if learned.status == "interrupted":
+            print("training interrupted: keeping the last weights", file=sys.stderr)
+        model_options = {"algorithm": algorithm, "c1": c1, "c2": c2,
+                         "min_freq": float(self.min_freq),
+                         "all_possible_states": bool(self.all_possible_states),
+                         "all_possible_transitions": bool(self.all_possible_transitions),
+                         "bias": bool(self.bias), "solver": learned.options}
+        last = learned.log[-1] if learned.log else {}
+        self._model = Model(labels.strings(), attributes.strings(), learned.weights,
+                            model_options, {"status": learned.status,
+                                            "seconds": learned.seconds, "n": problem.n,
+                                            "last": last})
+        self._dual = None
+        if keep and learned.marginals is not None:
+            self._dual = dual_state(train, digests, learned.marginals, A, K, c2)
+        self.training_log_ = learned.log
+        if self.model_filename is not None:
+            save_model(self.model_filename, self._model)
+            if self.save_dual and self._dual is not None:
+                self._write_dual(dual_path(self.model_filename))
+        return self
+
+    def continue_from(self, path, keep=(), algorithm=None):
+        """Make the next ``fit`` continue the model saved at ``path`` (and its dual state
+        ``path.dual`` when there is one): its vocabularies and, unless named in ``keep``,
+        its c2, feature set and algorithm (``crfsdca learn --continue``)."""
+        model = load_model(path)
+        options = model.options
+        given = set(keep) | ({"algorithm"} if algorithm else set())
+        for key in ("algorithm", "c1", "c2", "min_freq", "all_possible_states",
+                    "all_possible_transitions", "bias"):
+            if key not in given and key in options:
+                setattr(self, key, options[key])
+        self._model = model
+        dual = dual_path(path)
+        self._dual = load_dual(dual) if dual.exists() else None
+        if self._dual is None and self.algorithm == "sdca":
+            raise ConfigError(f"{path}: no dual state beside it ({dual}); train it with "
+                              "save_dual (learn --save-dual) to continue with sdca, or "
+                              "continue with algorithm lbfgs (from the weights)")
+        self.warm_start = True
+        return self
+
+    def _write_dual(self, path: Path) -> None:
+        from .model_file import dual_bytes
+
+        if self.verbose:
+            print(f"dual state {dual_bytes(self._dual) / 2**20:.1f} MiB -> {path}",
+                  file=sys.stdout)
+        save_dual(path, self._dual)
+
+    def _check_algorithm(self) -> str:
+        name = self.algorithm
+        if name in CRFSUITE_ONLY:
+            raise ConfigError(f"algorithm {name!r} is CRFsuite's, not available here; choose "
+                             f"one of {', '.join(ALGORITHMS)}")
+        if name not in ALGORITHMS:
+            raise ConfigError(f"unknown algorithm {name!r}; choose one of "
+                             f"{', '.join(ALGORITHMS)}")
+        return name
+
+    def _seed(self) -> int:
+        if self.random_state is None:
+            return int(np.random.default_rng().integers(2**31))
+        if isinstance(self.random_state, np.random.RandomState):
+            return int(self.random_state.randint(2**31))
+        return int(self.random_state)
+
+    # ---------------------------------------------------------------------- the model
+    def _current_model(self) -> Model | None:
+        if self._model is None and self.model_filename is not None \
+                and os.path.exists(self.model_filename):
+            self._model = load_model(self.model_filename)
+            path = dual_path(self.model_filename)
+            if self.warm_start and path.exists():
+                self._dual = load_dual(path)
+        return self._model
+
+    @property
+    def model_(self) -> Model:
+        """The trained model (vocabularies, weights, options)."""
+        model = self._current_model()
+        if model is None:
+            raise NotFittedError("this CRF is not fitted yet: call fit, or give "
+                                 "model_filename of an existing model")
+        return model
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return self._current_model() is not None
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_dual"] = None  # the dual state travels in MODEL.dual files, not pickles
+        state.pop("_ids_cache", None)
+        return state
+
+    # ---------------------------------------------------------------------- prediction
+    def _encode_x(self, X):
+        model = self.model_
+        vocab = Vocabulary()
+        vocab.ids = self._attribute_ids()
+        X = _as_list(X, "X")
+        keep = [i for i, xseq in enumerate(X) if len(xseq)]
+        enc = encode([X[i] for i in keep], None, vocab, Vocabulary(model.labels), grow=False)
+        return enc.seq, keep, len(X)
+
+    def _attribute_ids(self) -> dict[str, int]:
+        model = self.model_
+        cached = getattr(self, "_ids_cache", None)
+        if cached is None or cached[0] is not model:
+            cached = (model, {a: i for i, a in enumerate(model.attributes)})
+            self._ids_cache = cached
+        return cached[1]
+
+    def predict(self, X) -> list[list[str]]:
+        """The most likely label sequence (Viterbi) of every sequence of ``X``."""
+        from .model.objective import predict
+
+        model = self.model_
+        seq, keep, n = self._encode_x(X)
+        out: list[list[str]] = [[] for _ in range(n)]
+        if not keep:
+            return out
+        ids = predict(model.weights, seq, len(model.attributes), len(model.labels))
+        names = np.array(model.labels, dtype=object)
+        for j, i in enumerate(keep):
+            out[i] = list(names[ids[seq.offsets[j]: seq.offsets[j + 1]]])
+        return out
+
+    def predict_single(self, xseq) -> list[str]:
+        return self.predict([xseq])[0]
+
+    def predict_marginals(self, X) -> list[list[dict[str, float]]]:
+        """Per item, the marginal probability of every label."""
+        from .model.oracle import sequence_marginals
+
+        model = self.model_
+        seq, keep, n = self._encode_x(X)
+        out: list[list[dict]] = [[] for _ in range(n)]
+        A, K = len(model.attributes), len(model.labels)
+        for j, i in enumerate(keep):
+            _, unary, _ = sequence_marginals(model.weights, A, K, seq, j)
+            out[i] = [dict(zip(model.labels, row.tolist(), strict=True)) for row in unary]
+        return out
+
+    def predict_marginals_single(self, xseq) -> list[dict[str, float]]:
+        return self.predict_marginals([xseq])[0]
+
+    def score(self, X, y) -> float:
+        """Token accuracy of the predictions (sklearn-crfsuite's ``score``)."""
+        y_pred = self.predict(X)
+        y = _as_list(y, "y")
+        if len(y) != len(y_pred):
+            raise ValueError(f"X has {len(y_pred)} sequences but y has {len(y)}")
+        total = correct = 0
+        for gold, pred in zip(y, y_pred, strict=True):
+            if len(gold) != len(pred):
+                raise ValueError("a sequence of y and its sequence of X differ in length")
+            total += len(gold)
+            correct += sum(a == b for a, b in zip(gold, pred, strict=True))
+        return correct / total if total else math.nan
+
+    # ---------------------------------------------------------------------- attributes
+    @property
+    def classes_(self) -> list[str]:
+        """The labels, in order of first occurrence in the training data."""
+        return list(self.model_.labels)
+
+    @property
+    def attributes_(self) -> list[str]:
+        """The attributes with at least one nonzero state weight (CRFsuite's list)."""
+        model = self.model_
+        active = np.flatnonzero(np.any(model.layout.emission(model.weights) != 0, axis=1))
+        return [model.attributes[a] for a in active]
+
+    @property
+    def num_attributes_(self) -> int:
+        return len(self.attributes_)
+
+    @property
+    def state_features_(self) -> dict[tuple[str, str], float]:
+        """{(attribute, label): weight} of the nonzero state weights."""
+        model = self.model_
+        E = model.layout.emission(model.weights)
+        a, k = np.nonzero(E)
+        return {(model.attributes[i], model.labels[j]): float(E[i, j])
+                for i, j in zip(a.tolist(), k.tolist(), strict=True)}
+
+    @property
+    def transition_features_(self) -> dict[tuple[str, str], float]:
+        """{(label_from, label_to): weight} of the nonzero transition weights."""
+        model = self.model_
+        W = model.layout.transition(model.weights)
+        a, b = np.nonzero(W)
+        return {(model.labels[i], model.labels[j]): float(W[i, j])
+                for i, j in zip(a.tolist(), b.tolist(), strict=True)}
+
+    @property
+    def size_(self) -> int:
+        """Bytes of the model's content: nonzero weights (12 bytes each) and vocabularies."""
+        model = self.model_
+        strings = sum(len(s.encode("utf-8")) + 1 for s in model.labels + model.attributes)
+        return int(12 * np.count_nonzero(model.weights) + strings)
+
+
+def _as_list(X, name: str) -> list:
+    if X is None:
+        raise ValueError(f"{name} is None")
+    if isinstance(X, (str, bytes, dict)):
+        raise ValueError(f"{name} must be a list of sequences, got {type(X).__name__}")
+    return list(X)
+
+
+def _grow_weights(model: Model, A: int, K: int) -> np.ndarray:
+    """The weights of ``model`` in the layout of A attributes and K labels (new ones 0)."""
+    from .model.layout import WeightLayout
+
+    old, new = model.layout, WeightLayout(A, K)
+    w = new.zeros()
+    a, k = old.n_attributes, old.n_labels
+    new.emission(w)[:a, :k] = old.emission(model.weights)
+    new.bias(w)[:k] = old.bias(model.weights)
+    new.transition(w)[:k, :k] = old.transition(model.weights)
+    return w
+
+
+def _signature() -> inspect.Signature:
+    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    params += [inspect.Parameter(k, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=v)
+               for k, v in _BASE_PARAMETERS.items()]
+    params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=None)
+               for k in SOLVER_PARAMETERS]
+    return inspect.Signature(params)
+
+
+CRF.__init__.__signature__ = _signature()

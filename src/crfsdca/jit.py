@@ -1,0 +1,129 @@
+"""How the package compiles its kernels and allocates their arrays, and two processor
+facilities numba does not expose.
+
+- :data:`NJIT` and :data:`NJIT_FAST`: the numba options of every kernel (cached,
+  nogil, numpy's error model so that divisions vectorize; ``NJIT_FAST`` also lets
+  LLVM reorder reductions). One rule keeps runs bitwise reproducible under
+  ``NJIT_FAST``: a reassociated sum never shares a loop with a store. LLVM guards a
+  vectorized loop that stores with runtime alias checks and falls back to the scalar
+  loop when they fail, and the two sum in different orders, so the last bits of a
+  result depended on where the arrays happened to lie in memory (which solvers ran
+  before in the process, a fresh compile or numba's cache);
+- :func:`aligned_zeros` / :func:`aligned_empty`: arrays whose data start on a cache
+  line, so that the vector loads of a kernel never straddle two;
+- :func:`cycles` reads ``llvm.readcyclecounter``: numba has no clock in nopython mode,
+  so solvers count cycles around the phases of a step and report shares of time.
+- :func:`prefetch_range` issues ``llvm.prefetch`` for every cache line of an array slice:
+  SDCA prefetches the sampled sequence's block of the marginal store before running the
+  oracle, so that the block arrives from memory while forward-backward computes;
+- :func:`atomic_add` adds to an array entry with one atomic instruction: the threads of
+  parallel SDCA update the shared weights without locks and without losing an update,
+  so that w = w_hat(mu) holds whatever the interleaving.
+"""
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+NJIT = dict(cache=True, nogil=True, error_model="numpy")
+"""Options for every numba kernel of the package."""
+
+NJIT_FAST = dict(NJIT, fastmath={"reassoc", "contract", "nsz"})
+"""Options for kernels whose reductions may be reordered (vectorized sums)."""
+
+ALIGNMENT = 64
+"""Bytes: a cache line, and the widest vector register (AVX-512)."""
+
+
+def aligned_empty(n: int, dtype=np.float64) -> np.ndarray:
+    """An uninitialized 1-d array of ``n`` items whose data start on :data:`ALIGNMENT`."""
+    dtype = np.dtype(dtype)
+    raw = np.empty(n * dtype.itemsize + ALIGNMENT, dtype=np.uint8)
+    offset = -raw.ctypes.data % ALIGNMENT
+    return raw[offset:offset + n * dtype.itemsize].view(dtype)
+
+
+def aligned_zeros(n: int, dtype=np.float64) -> np.ndarray:
+    """A zero-filled 1-d array of ``n`` items whose data start on :data:`ALIGNMENT`."""
+    out = aligned_empty(n, dtype)
+    out[:] = 0
+    return out
+
+
+def aligned_copy(a: np.ndarray) -> np.ndarray:
+    """``a`` (1-d) copied into an aligned array of the same dtype."""
+    out = aligned_empty(len(a), a.dtype)
+    out[:] = a
+    return out
+
+
+@intrinsic
+def _readcyclecounter(typingctx):
+    sig = types.int64()
+
+    def codegen(context, builder, signature, args):
+        fnty = ir.FunctionType(ir.IntType(64), [])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.readcyclecounter")
+        return builder.call(fn, [])
+
+    return sig, codegen
+
+
+@njit(inline="always", cache=True)
+def cycles():
+    """The processor's cycle counter (time stamp counter on x86)."""
+    return _readcyclecounter()
+
+
+@intrinsic
+def _prefetch(typingctx, arr, index):
+    if not isinstance(arr, types.Array) or not isinstance(index, types.Integer):
+        return None
+    sig = types.void(arr, index)
+
+    def codegen(context, builder, signature, args):
+        aryty, idxty = signature.args
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]],
+                                       wraparound=False)
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@njit(inline="always", cache=True)
+def prefetch_range(arr, start, stop):
+    """Ask the processor to load ``arr[start:stop]`` into cache (a hint, no effect on values)."""
+    step = max(64 // arr.itemsize, 1)
+    for j in range(start, stop, step):
+        _prefetch(arr, j)
+
+
+@intrinsic
+def _atomic_fadd(typingctx, arr, index, value):
+    if not (isinstance(arr, types.Array) and arr.dtype == types.float64
+            and isinstance(index, types.Integer)):
+        return None
+    sig = types.float64(arr, index, types.float64)
+
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]],
+                                       wraparound=False)
+        return builder.atomic_rmw("fadd", ptr, args[2], "monotonic")
+
+    return sig, codegen
+
+
+@njit(inline="always", cache=True)
+def atomic_add(arr, index, value):
+    """arr[index] += value as one atomic operation; returns the value before."""
+    return _atomic_fadd(arr, index, value)

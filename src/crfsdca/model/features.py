@@ -1,0 +1,61 @@
+"""Which weights are features: the model's feature set as a mask over w.
+
+The paper's pipeline uses every weight (all (attribute, label) pairs, all transitions,
+and the bias / first / last columns). CRFsuite generates only the state features
+(attribute, label) and transitions seen in training, and no bias: a weight that is not a
+feature stays at exactly 0. The mask (uint8, one entry per weight of
+:mod:`crfsdca.model.layout`, 1 for a feature) restricts every solver to the feature set;
+the objective, its dual and the duality gap are then those of the restricted model
+(``math.md`` section 1).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..data.sequences import Sequences
+from .layout import WeightLayout
+
+
+def crfsuite_mask(train: Sequences, n_attributes: int, n_labels: int,
+                  possible_states: bool = False, possible_transitions: bool = False,
+                  bias: bool = False) -> np.ndarray:
+    """CRFsuite's feature set: state feature (a, y) iff attribute a occurs (with a nonzero
+    value) at a training token labeled y, or every pair with ``possible_states``;
+    transition (y, y') iff it occurs in training, or all with ``possible_transitions``;
+    the bias block (every token, first, last) only with ``bias``."""
+    layout = WeightLayout(n_attributes, n_labels)
+    mask = np.zeros(layout.dim, dtype=np.uint8)
+    E = layout.emission(mask)
+    if possible_states:
+        E[:] = 1
+    else:
+        tok = np.repeat(np.arange(train.n_tokens), np.diff(train.attr_indptr))
+        nonzero = (train.attr_values != 0.0) if not train.binary else slice(None)
+        E[train.attr_indices[nonzero], train.labels[tok][nonzero]] = 1
+    if bias:
+        layout.bias(mask)[:] = 1
+    W = layout.transition(mask)
+    if possible_transitions:
+        W[:] = 1
+    else:
+        has_prev = np.ones(train.n_tokens, dtype=bool)  # token t + 1 follows t in a sequence
+        has_prev[train.offsets[:-1]] = False
+        edge = has_prev[1:]
+        W[train.labels[:-1][edge], train.labels[1:][edge]] = 1
+    return mask
+
+
+def is_full(mask: np.ndarray | None) -> bool:
+    """Whether the mask keeps every weight (or there is none)."""
+    return mask is None or bool(np.all(mask))
+
+
+def soft_threshold(v: np.ndarray, kappa: float) -> np.ndarray:
+    """S_kappa(v) = sign(v) max(|v| - kappa, 0): the weights of the elastic net from the
+    unthresholded dual image v (``math.md`` section 8), in a new aligned array."""
+    from ..jit import aligned_empty
+
+    out = aligned_empty(len(v))
+    np.copysign(np.maximum(np.abs(v) - kappa, 0.0), v, out=out)
+    return out

@@ -1,0 +1,71 @@
+"""Per-sequence index of distinct attributes: what sparse updates of w touch.
+
+Every dual method (SDCA, SAG, OEG) changes w only on the emission rows of the attributes
+present in the visited sequence. The index lists them once per sequence, and maps each
+(token, attribute) entry to its row in that list, so that the update of a sequence costs
+O(distinct attributes x K), not O(tokens x attributes x K).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from ..jit import NJIT
+
+
+class SequenceIndex(NamedTuple):
+    """A split's arrays (the fields of :class:`~crfsdca.data.sequences.Sequences`, so the
+    oracle reads it as one) plus, per sequence, its distinct attributes."""
+
+    offsets: np.ndarray
+    labels: np.ndarray
+    attr_indptr: np.ndarray
+    attr_indices: np.ndarray
+    attr_values: np.ndarray  # empty for binary attributes
+    uniq_ptr: np.ndarray  # n + 1: distinct attributes of i are uniq_attr[uniq_ptr[i]:...]
+    uniq_attr: np.ndarray
+    local: np.ndarray  # nnz: row of each (token, attribute) in its sequence's distinct list
+
+
+
+@njit(**NJIT)
+def build_index(offsets, attr_indptr, attr_indices, n_attr, uniq_ptr, uniq_attr, local):
+    """Fill the distinct-attribute lists of every sequence; returns their total length."""
+    n = len(offsets) - 1
+    mark = np.full(n_attr, -1, dtype=np.int64)
+    pos = np.zeros(n_attr, dtype=np.int64)
+    total = 0
+    uniq_ptr[0] = 0
+    for i in range(n):
+        count = 0
+        for j in range(attr_indptr[offsets[i]], attr_indptr[offsets[i + 1]]):
+            a = attr_indices[j]
+            if mark[a] != i:
+                mark[a] = i
+                pos[a] = count
+                uniq_attr[total + count] = a
+                count += 1
+            local[j] = pos[a]
+        total += count
+        uniq_ptr[i + 1] = total
+    return total
+
+
+def sequence_index(seq, n_attributes: int) -> SequenceIndex:
+    """The split plus per-sequence distinct attribute lists used by sparse updates."""
+    n = seq.n_sequences
+    uniq_ptr = np.zeros(n + 1, dtype=np.int64)
+    uniq_attr = np.zeros(seq.nnz, dtype=np.int32)
+    local = np.zeros(seq.nnz, dtype=np.int32)
+    total = build_index(seq.offsets, seq.attr_indptr, seq.attr_indices, n_attributes, uniq_ptr,
+                        uniq_attr, local)
+    return SequenceIndex(seq.offsets, seq.labels, seq.attr_indptr, seq.attr_indices,
+                         seq.attr_values, uniq_ptr, uniq_attr[:total].copy(), local)
+
+
+def max_distinct_attributes(index: SequenceIndex) -> int:
+    """The most distinct attributes of one sequence (the size of a sparse update's rows)."""
+    return int(np.max(np.diff(index.uniq_ptr))) if len(index.uniq_ptr) > 1 else 0

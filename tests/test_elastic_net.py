@@ -1,0 +1,185 @@
+"""Elastic net (L1 + L2) by proximal SDCA (``docs/math.md`` section 8).
+
+The references: the same objective minimized by scipy's L-BFGS-B on w = p - q with
+p, q >= 0 (a smooth, bound-constrained form of the L1 term), and the dual recomputed in
+full from the marginal store.
+"""
+
+import numpy as np
+import pytest
+import scipy.optimize
+from bruteforce import random_split
+
+from crfsdca.errors import ConfigError
+from crfsdca.model.features import crfsuite_mask, soft_threshold
+from crfsdca.model.objective import (
+    block_gaps,
+    primal,
+    primal_and_gradient,
+    sequence_entropies,
+    weights_from_marginals,
+)
+from crfsdca.solvers.base import Problem
+from crfsdca.solvers.registry import SOLVER_NAMES, make_solver
+
+
+def l1_problem(l1=0.02, seed=5, n=25, K=3, A=8, real=True, masked=False):
+    rng = np.random.default_rng(seed)
+    seq = random_split(rng, n, 6, K, A, max_attrs=3, real=real)
+    mask = crfsuite_mask(seq, A, K) if masked else None
+    return Problem(seq, A, K, 1.0 / n, feature_mask=mask, l1=l1)
+
+
+def split_lbfgs_optimum(p: Problem):
+    """(w*, P*) minimizing P with its L1 term, over p - q with p, q >= 0."""
+    keep = np.ones(p.dim, bool) if p.feature_mask is None else p.feature_mask.astype(bool)
+    m = int(keep.sum())
+
+    def fun(z):
+        w = np.zeros(p.dim)
+        w[keep] = z[:m] - z[m:]
+        f, g = primal_and_gradient(w, p.train, p.n_attributes, p.n_labels, p.lam)
+        g = g[keep]
+        return f + p.l1 * z.sum(), np.concatenate([g + p.l1, -g + p.l1])
+
+    res = scipy.optimize.minimize(fun, np.zeros(2 * m), jac=True, method="L-BFGS-B",
+                                  bounds=[(0.0, None)] * (2 * m),
+                                  options={"maxiter": 20_000, "gtol": 1e-13, "ftol": 1e-16,
+                                           "maxcor": 50})
+    w = np.zeros(p.dim)
+    w[keep] = res.x[:m] - res.x[m:]
+    return w, primal(w, p.train, p.n_attributes, p.n_labels, p.lam, p.l1)
+
+
+def full_dual(p: Problem, mu_u, mu_p) -> float:
+    """D(mu) = mean H~(mu_i) - lam g*(v), g*(v) = 1/2 sum (|v| - kappa)_+^2, recomputed."""
+    v = weights_from_marginals(mu_u, mu_p, p.train, p.n_attributes, p.n_labels, p.lam,
+                               p.feature_mask)
+    ent = sequence_entropies(mu_u, mu_p, p.n_labels, p.train.offsets, np.empty(p.n))
+    gstar = 0.5 * float(np.sum(np.maximum(np.abs(v) - p.kappa, 0.0) ** 2))
+    return float(ent.mean()) - p.lam * gstar
+
+
+@pytest.mark.parametrize("masked", [False, True])
+@pytest.mark.parametrize("line_search", ["newton", "golden"])
+def test_sdca_reaches_the_elastic_net_optimum_with_its_support(masked, line_search):
+    p = l1_problem(masked=masked)
+    w_star, p_star = split_lbfgs_optimum(p)
+    assert (w_star == 0).sum() > 0.1 * p.dim  # the L1 term makes a sparse optimum
+    s = make_solver("sdca", p, seed=0, line_search=line_search, subprecision=1e-8)
+    for _ in range(100):
+        s.run(5 * p.n)
+        value = primal(s.weights(), p.train, p.n_attributes, p.n_labels, p.lam, p.l1)
+        if value - s.dual() < 1e-11:
+            break
+    gap = value - s.dual()
+    assert 0 <= gap < 1e-10
+    assert value == pytest.approx(p_star, abs=1e-9)
+    w = np.asarray(s.weights())
+    near = np.abs(np.abs(s.state.v) - p.kappa) < 1e-8  # at the threshold: either way
+    np.testing.assert_array_equal((w == 0)[~near], (np.abs(w_star) < 1e-9)[~near])
+    np.testing.assert_allclose(w, w_star, atol=1e-5)
+
+
+def test_the_gap_is_the_mean_block_gap_and_the_dual_never_decreases():
+    """P(S(v(mu))) - D(mu) = mean_i D~(mu_i || nu_i(w)) with the L1 term, D recomputed in
+    full from the store after every step, and D non-decreasing along the run."""
+    p = l1_problem(masked=True)
+    s = make_solver("sdca", p, seed=3, sampler="uniform")
+    prev = -np.inf
+    for _ in range(4 * p.n):
+        s.run(1)
+        mu_u, mu_p = s.marginals
+        D = full_dual(p, mu_u, mu_p)
+        assert s.dual() == pytest.approx(D, rel=1e-12, abs=1e-13)
+        assert D >= prev - 1e-13
+        prev = D
+    v = weights_from_marginals(mu_u, mu_p, p.train, p.n_attributes, p.n_labels, p.lam,
+                               p.feature_mask)
+    w = soft_threshold(v, p.kappa)
+    np.testing.assert_allclose(s.weights(), w, atol=1e-12)
+    P = primal(w, p.train, p.n_attributes, p.n_labels, p.lam, p.l1)
+    gaps = block_gaps(w, mu_u, mu_p, p.train, p.n_attributes, p.n_labels)
+    assert P - D == pytest.approx(gaps.mean(), rel=1e-9, abs=1e-12)
+
+
+def test_the_line_search_maximizes_the_recomputed_dual_along_the_block():
+    from crfsdca.model.oracle import sequence_marginals
+
+    p = l1_problem(l1=0.05)
+    K = p.n_labels
+    s = make_solver("sdca", p, seed=0, sampler="cyclic", subprecision=1e-11)
+    for _ in range(4):
+        s.run(p.n + 2)
+        i = int(s.sampler.cursor[0] % p.n)
+        o, T = p.train.offsets[i], int(p.train.lengths()[i])
+        mu_u, mu_p = (m.copy() for m in s.marginals)
+        _, nu_u, nu_p = sequence_marginals(s.weights(), p.n_attributes, K, p.train, i)
+        su = slice(o * K, (o + T) * K)
+        sp = slice((o - i) * K * K, (o - i + T - 1) * K * K)
+
+        def dual_along(g, mu_u=mu_u, mu_p=mu_p, nu_u=nu_u, nu_p=nu_p, su=su, sp=sp):
+            u, q = mu_u.copy(), mu_p.copy()
+            u[su] += g * (nu_u.ravel() - mu_u[su])
+            q[sp] += g * (nu_p.ravel() - mu_p[sp])
+            return full_dual(p, u, q)
+
+        best = scipy.optimize.minimize_scalar(lambda g: -dual_along(g), bounds=(0.0, 1.0),
+                                              method="bounded", options={"xatol": 1e-12})
+        before = s.state.sums[0]
+        s.run(1)
+        assert s.state.sums[0] - before == pytest.approx(best.x, abs=1e-6)
+        assert s.dual() == pytest.approx(-best.fun, abs=1e-12)
+
+
+def test_a_vanishing_l1_term_gives_the_ridge_trajectory():
+    ridge = l1_problem(l1=0.0)
+    tiny = l1_problem(l1=1e-15)
+    a = make_solver("sdca", ridge, seed=2)
+    b = make_solver("sdca", tiny, seed=2)
+    a.run(6 * ridge.n)
+    b.run(6 * tiny.n)
+    np.testing.assert_allclose(b.weights(), a.weights(), atol=1e-11)
+    assert b.dual() == pytest.approx(a.dual(), abs=1e-11)
+
+
+def test_the_float32_store_converges_with_l1():
+    p = l1_problem()
+    _, p_star = split_lbfgs_optimum(p)
+    s = make_solver("sdca", p, seed=0, store_dtype="float32")
+    s.run(60 * p.n)
+    value = primal(s.weights(), p.train, p.n_attributes, p.n_labels, p.lam, p.l1)
+    assert value - p_star < 1e-5
+
+
+@pytest.mark.parametrize("solver", [s for s in SOLVER_NAMES if s != "sdca"])
+def test_the_other_solvers_refuse_an_l1_term(solver):
+    with pytest.raises(ConfigError, match="L1"):
+        make_solver(solver, l1_problem())
+
+
+def test_the_optimum_and_its_support_agree_with_crfsuite_owlqn(tmp_path):
+    """CRFsuite's OWL-QN (python-crfsuite) on the identical objective (c1 = l1 n,
+    c2 = lam n / 2, every attribute-label pair and transition a feature, bias / first /
+    last as attributes): the same P* to 1e-6 relative, the same zero weights (CRFsuite's
+    model file keeps 6 decimals, so weights below 1e-5 in magnitude are not compared)."""
+    from crfsdca.crfsuite import train_crfsuite, weights_from_model
+    from crfsdca.data.synthetic import synthetic_sequences
+
+    seq = synthetic_sequences(60, 2, 7, 3, 15, 3, seed=8)
+    p = Problem(seq, 15, 3, 1.0 / 60, l1=0.01, label_names=("a", "b", "c"))
+    train_crfsuite(p, tmp_path / "m.crfsuite", max_iterations=3000, epsilon=1e-12)
+    w_crf = weights_from_model(tmp_path / "m.crfsuite", p)
+    s = make_solver("sdca", p, seed=0)
+    for _ in range(200):
+        s.run(5 * p.n)
+        value = primal(s.weights(), p.train, p.n_attributes, p.n_labels, p.lam, p.l1)
+        if value - s.dual() < 1e-12:
+            break
+    p_crf = primal(w_crf, p.train, p.n_attributes, p.n_labels, p.lam, p.l1)
+    assert value - s.dual() < 1e-10
+    assert value == pytest.approx(p_crf, rel=1e-6)
+    w = np.asarray(s.weights())
+    clear = np.maximum(np.abs(w), np.abs(w_crf)) > 1e-5
+    np.testing.assert_array_equal((w == 0)[clear], (w_crf == 0)[clear])
+    assert (w == 0).sum() > 0.2 * p.dim
