@@ -144,6 +144,31 @@ def test_refresh_recomputes_every_gap():
     assert s.counters()["oracle_fb"] == 3 * p.n
 
 
+@pytest.mark.parametrize("store_dtype", ["float64", "float32"])
+def test_fresh_gaps_are_the_divergences_of_the_joints(store_dtype):
+    """The step's gap (log Z - E_mu[score] - H~(mu), no log of nu) against brute force: the
+    KL between the joint that mu_i represents and p(. | x_i; w), over all labelings."""
+    from bruteforce import joint, kl
+
+    p = small_problem(n=12, max_len=5)
+    s = SDCA(p, sampler="uniform", refresh_every=3.0, seed=2, store_dtype=store_dtype)
+    s.run(3 * p.n)  # ends with a refresh: every stored gap is fresh at the current w
+    mu_u, mu_p = (np.asarray(m, dtype=np.float64) for m in s.marginals)
+    K = p.n_labels
+    for i in range(p.n):
+        a, b = p.train.offsets[i], p.train.offsets[i + 1]
+        T = b - a
+        ys, _, q, _ = joint(s.weights(), p.train, i, p.n_attributes, K)
+        un = mu_u[a * K:b * K].reshape(T, K)
+        pa = mu_p[(a - i) * K * K:(b - i - 1) * K * K].reshape(T - 1, K, K)
+        alpha = np.array([(np.prod([pa[t, y[t], y[t + 1]] for t in range(T - 1)])
+                           / np.prod([un[t, y[t]] for t in range(1, T - 1)])) if T > 1
+                          else un[0, y[0]] for y in ys])
+        assert s.sampler.gaps[i] == pytest.approx(max(kl(alpha, q), 0.0), rel=1e-6,
+                                                  abs=1e-12 if store_dtype == "float64"
+                                                  else 1e-6)
+
+
 @pytest.mark.parametrize("scheme", ["uniform", "importance", "gap", "gap-importance", "max"])
 @pytest.mark.parametrize("theta", [0.0, 0.5, 1.0])
 def test_sampler_frequencies_match_probabilities(scheme, theta):

@@ -230,7 +230,7 @@ def _chain_log(scores, T, K, tw, ow, bonus, labels, start, alpha, beta, tmp, una
 
 
 @njit(inline="always", **NJIT_FAST)
-def _sum_products(a, a0, b, b0, n):
+def sum_products(a, a0, b, b0, n):
     """sum_l a[a0 + l] b[b0 + l], in a loop that writes nothing.
 
     A vectorized (reassociated) sum in a loop that also stores gets runtime alias checks,
@@ -279,8 +279,8 @@ def _chain_scaled(scores, T, K, trans, trans_max, emit, alpha, beta, scale, unar
         for k in range(K):
             ak = alpha[row + k]
             mrow = k * K
-            # the sum in a loop of its own: see _sum_products
-            s = _sum_products(trans, mrow, emit, nxt, K)
+            # the sum in a loop of its own: see sum_products
+            s = sum_products(trans, mrow, emit, nxt, K)
             if sum_pairs:
                 for l in range(K):
                     pair[mrow + l] += ak * (trans[mrow + l] * emit[nxt + l])

@@ -25,6 +25,7 @@ from ..model.fastmath import flog
 from ..model.oracle import (
     Workspace,
     forward_backward,
+    sum_products,
     transition_offset,
     transition_potentials,
     unary_scores,
@@ -83,65 +84,73 @@ class SDCAOptions(NamedTuple):
 
 
 @njit(**NJIT_FAST)
-def _divergence_terms(mu, m0, nu, n0, rows, width, to_delta, delta_sum):
-    """(sum mu log(mu/nu), -sum (nu-mu) log mu) over ``rows`` tables of ``width`` entries.
+def _pair_terms(mu, m0, nu, rows, KK, tw, ow):
+    """(sum mu W, -sum (nu - mu) log mu) over ``rows`` pairwise tables of KK entries, W
+    being the transition log-potentials ``tw[ow:ow + KK]``: the tables' shares of
+    E_mu[score] and of f'_H(0).
 
-    These give the gap and f'_H(0). With ``to_delta`` the tables of ``nu`` become
-    delta = nu - mu; with ``delta_sum`` (``width`` entries, else an empty array) delta
-    summed over the tables is added into it, as the transition block of the primal
-    direction needs.
-
-    The sums run in a loop that writes nothing: a vectorized reduction in a loop that
-    also stores gets runtime alias checks, whose scalar fallback sums in another order,
-    so the result would depend on where the arrays lie in memory.
+    One logarithm per entry, in a loop that writes nothing: a vectorized reduction in a
+    loop that also stores gets runtime alias checks, whose scalar fallback sums in another
+    order, so the result would depend on where the arrays lie in memory.
     """
-    gap = 0.0
+    score = 0.0
     fp = 0.0
-    for j in range(rows * width):
-        m = np.float64(mu[m0 + j])
-        nv = nu[n0 + j]
-        lm = flog(m)
-        pos = m > 0.0
-        gap += m * (lm - flog(nv)) if pos else 0.0
-        fp -= (nv - m) * lm if pos else 0.0
-    if to_delta or len(delta_sum) > 0:
-        _to_delta(mu, m0, nu, n0, rows, width, to_delta, delta_sum)
-    return gap, fp
-
-
-@njit(**NJIT)
-def _to_delta(mu, m0, nu, n0, rows, width, to_delta, delta_sum):
-    """nu <- nu - mu over the tables (with ``to_delta``) and delta_sum += the change."""
-    add = len(delta_sum) > 0
     for r in range(rows):
-        base = r * width
-        for j in range(width):
-            d = nu[n0 + base + j] - np.float64(mu[m0 + base + j])
-            if to_delta:
-                nu[n0 + base + j] = d
-            if add:
-                delta_sum[j] += d
+        base = r * KK
+        for j in range(KK):
+            m = np.float64(mu[m0 + base + j])
+            score += m * tw[ow + j]
+            fp -= (nu[base + j] - m) * flog(m) if m > 0.0 else 0.0
+    return score, fp
+
+
+@njit(**NJIT_FAST)
+def _slope_terms(mu, m0, nu, n0, size):
+    """-sum (nu - mu) log mu over ``size`` entries: a table's share of f'_H(0)."""
+    fp = 0.0
+    for j in range(size):
+        m = np.float64(mu[m0 + j])
+        fp -= (nu[n0 + j] - m) * flog(m) if m > 0.0 else 0.0
+    return fp
 
 
 @njit(**NJIT)
-def _first_pass(mu_unary, u0, mu_pair, p0, nu_unary, nu_pair, T, K, delta_sum):
-    """Turn nu into delta = nu - mu in place; return (gap D~(mu || nu), f'_H(0)).
+def _to_delta(mu, m0, nu, size, delta_sum, width):
+    """nu <- nu - mu over ``size`` entries; with ``width`` > 0, delta_sum[j] += the change
+    of entry j modulo ``width`` (the pairwise delta summed over edges)."""
+    for j in range(size):
+        nu[j] -= np.float64(mu[m0 + j])
+    if width > 0:
+        for r in range(size // width):
+            for j in range(width):
+                delta_sum[j] += nu[r * width + j]
 
-    f'_H is the derivative of the entropy part H~(mu + gamma delta) of the line-search
-    objective; ``delta_sum`` receives the pairwise delta summed over edges.
+
+@njit(**NJIT)
+def _first_pass(mu_unary, u0, mu_pair, p0, nu_unary, nu_pair, T, K, delta_sum, scores, tw,
+                ow, logz, entropy):
+    """Turn nu into delta = nu - mu in place; return (block gap, f'_H(0)).
+
+    The gap D~(mu || nu) comes from the Fenchel-Young identity of the chain,
+    D~(mu || nu(w)) = log Z - E_mu[score] - H~(mu) (``math.md`` section 5.2), with
+    ``entropy`` = H~(mu) kept by the solver and ``scores``, ``tw[ow:]`` the unary and
+    transition log-potentials: no logarithm of nu. f'_H(0) is the slope of the entropy
+    part H~(mu + gamma delta) of the line-search objective; ``delta_sum`` receives the
+    pairwise delta summed over edges.
     """
     KK = K * K
     for j in range(KK):
         delta_sum[j] = 0.0
+    score = sum_products(mu_unary, u0, scores, 0, T * K)
     if T == 1:
-        gap, fp = _divergence_terms(mu_unary, u0, nu_unary, 0, 1, K, True, delta_sum[:0])
-        return max(gap, 0.0), fp
-    gap, fp = _divergence_terms(mu_pair, p0, nu_pair, 0, T - 1, KK, True, delta_sum)
-    gs, fps = _divergence_terms(mu_unary, u0 + K, nu_unary, K, 1, (T - 2) * K, False,
-                                delta_sum[:0])
-    for j in range(T * K):
-        nu_unary[j] -= mu_unary[u0 + j]
-    return max(gap - gs, 0.0), fp - fps
+        fp = _slope_terms(mu_unary, u0, nu_unary, 0, K)
+    else:
+        score_pairs, fp = _pair_terms(mu_pair, p0, nu_pair, T - 1, KK, tw, ow)
+        score += score_pairs
+        fp -= _slope_terms(mu_unary, u0 + K, nu_unary, K, (T - 2) * K)
+        _to_delta(mu_pair, p0, nu_pair, (T - 1) * KK, delta_sum, KK)
+    _to_delta(mu_unary, u0, nu_unary, T * K, delta_sum, 0)
+    return max(logz - score - entropy, 0.0), fp
 
 
 @njit(**NJIT_FAST)
@@ -447,12 +456,13 @@ def sdca_step(i, w, n_attr, K, idx, st, buf, opt):
     prefetch_range(st.mu_unary, u0, u0 + T * K)
     unary_scores(w, n_attr, K, idx, i, ws.scores)
     tmax = transition_potentials(w, transition_offset(n_attr, K), K, ws.trans)
-    forward_backward(ws, T, K, tmax, w, n_attr)
+    logz = forward_backward(ws, T, K, tmax, w, n_attr)
     st.counters[ORACLE] += 1
     c_oracle = cycles()
     # 2. gap, delta and derivatives at 0
     gap, fph0 = _first_pass(st.mu_unary, u0, st.mu_pair, p0, ws.unary, ws.pair, T, K,
-                            buf.v_trans)
+                            buf.v_trans, ws.scores, w, transition_offset(n_attr, K), logz,
+                            st.entropies[i])
     d_unary = ws.unary
     d_pair = ws.pair
     c_gap = cycles()
@@ -648,9 +658,10 @@ def refresh_gaps(w, n_attr, K, idx, st, buf, sampler, members):
         start = idx.offsets[i]
         T = idx.offsets[i + 1] - start
         unary_scores(w, n_attr, K, idx, i, ws.scores)
-        forward_backward(ws, T, K, tmax, w, n_attr)
+        logz = forward_backward(ws, T, K, tmax, w, n_attr)
         gap = _first_pass(st.mu_unary, start * K, st.mu_pair, (start - i) * K * K, ws.unary,
-                          ws.pair, T, K, buf.v_trans)[0]
+                          ws.pair, T, K, buf.v_trans, ws.scores, w,
+                          transition_offset(n_attr, K), logz, st.entropies[i])[0]
         record_gap(sampler, j, gap)
         total += sampler.gaps[j]
     st.counters[ORACLE] += len(members)
