@@ -85,14 +85,16 @@ def test_parallel_sdca_with_l1_and_float32():
     p = problem(l1=0.01)
     s = make_solver("sdca", p, seed=0, threads=2)
     ref = make_solver("sdca", p, seed=0)
-    radius = 0.0  # P is lam-strongly convex: |w - w*|^2 <= 2 (P(w) - P*) / lam <= 2 gap / lam
+    # P is lam-strongly convex: |w - w*|^2 <= 2 (P(w) - P*) / lam <= 2 gap / lam, the gap
+    # known to the rounding of P and D (1e-12 here; a converged gap can read as 0 or below)
+    radius = 0.0
     for solver in (s, ref):
         for _ in range(300):
             solver.run(p.n // 5)
         gap = primal(solver.weights(), p.train, p.n_attributes, p.n_labels, p.lam,
                      p.l1) - solver.dual()
         assert -1e-12 <= gap < 1e-9
-        radius += np.sqrt(2 * max(gap, 0.0) / p.lam)
+        radius += np.sqrt(2 * (max(gap, 0.0) + 1e-12) / p.lam)
     assert np.linalg.norm(s.weights() - ref.weights()) <= radius
     f32 = make_solver("sdca", problem(), seed=0, threads=2, store_dtype="float32")
     f32.run(30 * p.n)
