@@ -1,0 +1,96 @@
+"""One thread against several: the full-batch gradient pass and SDCA-GAP's time to 1e-4.
+
+Measured in one process, one configuration after the other, so that the ratios compare
+runs on the same machine in the same state (the machine's cores are printed; a ratio near
+1 on a loaded machine says that there was no free core, not that threads do not help).
+
+- gradient pass: P and grad P over the training set (n forward-backwards), best of 3,
+  at random weights, on 1 and on ``--threads`` threads;
+- SDCA-GAP (theta 0.8, Newton line search at 1e-3) on 1 and on ``--threads`` lanes:
+  solver seconds to relative sub-optimality (P - L) / |L| <= 1e-4 and to a duality gap
+  of 1e-5, L being the best dual value either run reached (a lower bound on P*), and the
+  final primal values (the same P* to the certificate).
+
+    python benchmarks/threads.py [--datasets conll ner] [--threads 2] [--epochs 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+from common import best_time, featurized_problems, machine, markdown_table, random_weights
+
+from crfsdca.model.objective import primal_and_gradient
+from crfsdca.solvers.monitor import Monitor
+from crfsdca.solvers.sdca import SDCA
+from crfsdca.training import train
+
+TARGET = 1e-4
+GAP_TARGET = 1e-5
+
+
+def first_time(rows, value, target):
+    """Solver seconds of the first monitor row with value(row) <= target (inf if none)."""
+    return next((r["seconds"] for r in rows if value(r) <= target), math.inf)
+
+
+def gradient_seconds(p, threads: int) -> float:
+    """Best of 3 full-batch passes of P and grad P at random weights."""
+    w = random_weights(p)
+    return best_time(lambda: primal_and_gradient(w, p.train, p.n_attributes, p.n_labels,
+                                                 p.lam, threads=threads))
+
+
+def sdca_rows(p, threads: int, epochs: float) -> list[dict]:
+    """The monitor rows of SDCA-GAP (theta 0.8) on ``threads`` lanes."""
+    solver = SDCA(p, sampler="gap", non_uniformity=0.8, seed=0, threads=threads)
+    return train(solver, Monitor(p, evaluate_test=False, threads=threads), epochs,
+                 period=0.5).rows
+
+
+def ratio(slow: float, fast: float) -> str:
+    return f"{slow / fast:.2f}x" if math.isfinite(slow) and math.isfinite(fast) else "—"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--datasets", nargs="+", default=["conll", "ner"])
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--epochs", type=float, default=20.0, help="SDCA budget per run")
+    args = ap.parse_args(argv)
+    counts = (1, args.threads)
+    rows = []
+    for name, p in featurized_problems(args.datasets):
+        t_grad = {k: gradient_seconds(p, k) for k in counts}
+        runs = {k: sdca_rows(p, k, args.epochs) for k in counts}
+        low = max(r["dual"] for k in counts for r in runs[k])
+
+        def suboptimality(r, low=low):
+            return (r["primal"] - low) / abs(low)
+
+        def gap(r):
+            return r["primal"] - r["dual"]
+
+        t_sub = {k: first_time(runs[k], suboptimality, TARGET) for k in counts}
+        t_gap = {k: first_time(runs[k], gap, GAP_TARGET) for k in counts}
+        one, many = counts
+        rows.append({
+            "dataset": name,
+            "gradient pass 1 / N (s)": f"{t_grad[one]:.3f} / {t_grad[many]:.3f}",
+            "gradient speed-up": ratio(t_grad[one], t_grad[many]),
+            f"SDCA-GAP to {TARGET:g} (s)": f"{t_sub[one]:.1f} / {t_sub[many]:.1f}",
+            "speed-up to 1e-4": ratio(t_sub[one], t_sub[many]),
+            f"to gap {GAP_TARGET:g} (s)": f"{t_gap[one]:.1f} / {t_gap[many]:.1f}",
+            "speed-up to gap": ratio(t_gap[one], t_gap[many]),
+            "final P 1 / N": f"{runs[one][-1]['primal']:.10f} / {runs[many][-1]['primal']:.10f}",
+        })
+    print(f"Machine: {machine()}; 1 thread against N = {args.threads}, one after the other "
+          f"in one process; SDCA-GAP for {args.epochs:g} epochs, monitored every 0.5 epoch.\n")
+    print(markdown_table(rows, list(rows[0]) if rows else []))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
