@@ -102,6 +102,47 @@ def test_lbfgs_counters_count_every_evaluation(monkeypatch):
     assert f == s.f
 
 
+def _numpy_two_loop(S, Y, g):
+    """The textbook two-loop recursion (Nocedal & Wright, Algorithm 7.4), pairs oldest first."""
+    q = g.copy()
+    rho = [1.0 / (s @ y) for s, y in zip(S, Y, strict=True)]
+    a = [0.0] * len(S)
+    for j in range(len(S) - 1, -1, -1):
+        a[j] = rho[j] * (S[j] @ q)
+        q -= a[j] * Y[j]
+    q *= (S[-1] @ Y[-1]) / (Y[-1] @ Y[-1])
+    for j in range(len(S)):
+        q += (a[j] - rho[j] * (Y[j] @ q)) * S[j]
+    return -q
+
+
+@pytest.mark.parametrize("d, m", [(1, 1), (7, 3), (1001, 6), (64, 0)])
+def test_the_two_loop_kernel_is_the_textbook_recursion_and_keeps_the_secant_equation(d, m):
+    from crfsdca.solvers.lbfgs_kernel import two_loop
+
+    rng = np.random.default_rng(d + m)
+    memory = m + 2  # a ring buffer that has wrapped around: slots not in storage order
+    S, Y = np.zeros((memory, d)), np.zeros((memory, d))
+    order = [(5 + j) % memory for j in range(m)]  # oldest first
+    for slot in order:
+        S[slot] = rng.normal(size=d)
+        Y[slot] = S[slot] * rng.uniform(0.5, 2.0, size=d)  # s'y > 0
+    rho = np.array([1.0 / (S[j] @ Y[j]) if S[j] @ Y[j] else 0.0 for j in range(memory)])
+    slots = np.array(order[::-1], dtype=np.int64)  # newest first
+    gamma = 1.0 / (rho[slots[0]] * (Y[slots[0]] @ Y[slots[0]])) if m else 1.0
+    g = rng.normal(size=d)
+    q, a = np.empty(d), np.empty(max(m, 1))
+    two_loop(S, Y, rho, slots, gamma, g, q, a)
+    if m == 0:
+        np.testing.assert_array_equal(q, -g)
+        return
+    ref = _numpy_two_loop(S[order], Y[order], g)
+    np.testing.assert_allclose(q, ref, rtol=1e-10, atol=1e-12 * np.abs(ref).max())
+    newest = slots[0]  # H y_newest = s_newest
+    two_loop(S, Y, rho, slots, gamma, Y[newest], q, a)
+    np.testing.assert_allclose(-q, S[newest], rtol=1e-9, atol=1e-12 * np.abs(S[newest]).max())
+
+
 def test_lbfgs_is_deterministic():
     p = small_problem(n=20)
     a, b = LBFGS(p, memory=7), LBFGS(p, memory=7)

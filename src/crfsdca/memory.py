@@ -104,7 +104,10 @@ def solver_state_bytes(solver: str, options: dict, s: DataSizes) -> dict[str, in
                 "marginals_unary": N * K * F64, "marginals_pairwise": n * K * K * F64,
                 "weights": d * F64, "per_sequence": 3 * n * 8}
     if solver == "lbfgs":
-        return {"history": 2 * int(options.get("memory", 50)) * d * F64, "weights": d * F64}
+        from .solvers.registry import LBFGS_OPTIONS
+
+        m = int(options.get("memory", LBFGS_OPTIONS["memory"].default))
+        return {"history": 2 * m * d * F64, "weights": 2 * d * F64}  # w, the direction
     raise ValueError(f"no memory estimate for solver {solver!r}")
 
 

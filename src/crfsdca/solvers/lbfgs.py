@@ -1,7 +1,8 @@
 """L-BFGS on the full-batch primal, as a solver with a trace (``baselines.md`` section 7).
 
 :class:`LBFGS` (the ``lbfgs`` solver, [X]) is a plain L-BFGS written here in
-  numpy: two-loop recursion with the initial scaling s'y / y'y, and a
+  numpy: two-loop recursion with the initial scaling s'y / y'y (in numba, one pass
+  over memory per stored vector: ``lbfgs_kernel.py``), and a
   strong-Wolfe line search (bracketing and zoom with safeguarded cubic
   interpolation, as in Nocedal & Wright algorithms 3.5-3.6 and minFunc's
   ``WolfeLineSearch``). Unlike scipy's it is resumable one iteration at a time
@@ -23,6 +24,7 @@ from ..errors import ConfigError
 from ..jit import aligned_copy, aligned_zeros
 from ..model.objective import primal_and_gradient
 from .base import Problem, Solver
+from .lbfgs_kernel import two_loop
 from .registry import LBFGS_OPTIONS
 
 _EPS = float(np.finfo(np.float64).eps)
@@ -112,6 +114,9 @@ class LBFGS(Solver):
         self._S = np.zeros((self.memory, d))
         self._Y = np.zeros((self.memory, d))
         self._rho = np.zeros(self.memory)
+        self._yy = np.zeros(self.memory)  # y'y of each pair
+        self._q = aligned_zeros(d)  # the search direction
+        self._a = np.zeros(self.memory)
         self._pairs = 0  # pairs stored
         self._head = 0  # slot of the next pair
         self._counters = {"oracle_fb": 0, "oracle_fwd": 0, "updates": 0, "ls_evals": 0}
@@ -134,24 +139,17 @@ class LBFGS(Solver):
         return float(f), g
 
     def _direction(self, g):
-        """-H g by the two-loop recursion over the stored pairs (newest first)."""
-        q = -g.copy()
+        """-H g by the two-loop recursion over the stored pairs (newest first), into a
+        buffer of the solver (:func:`~crfsdca.solvers.lbfgs_kernel.two_loop`)."""
         m = self._pairs
-        if m == 0:
-            return q
-        slots = [(self._head - 1 - j) % self.memory for j in range(m)]
-        a = np.empty(m)
-        for j, s in enumerate(slots):
-            a[j] = self._rho[s] * (self._S[s] @ q)
-            q -= a[j] * self._Y[s]
-        newest = slots[0]
-        y = self._Y[newest]
-        q *= 1.0 / (self._rho[newest] * (y @ y))  # gamma = s'y / y'y
-        for j in range(m - 1, -1, -1):
-            s = slots[j]
-            b = self._rho[s] * (self._Y[s] @ q)
-            q += (a[j] - b) * self._S[s]
-        return q
+        slots = np.array([(self._head - 1 - j) % self.memory for j in range(m)],
+                         dtype=np.int64)
+        gamma = 1.0
+        if m:
+            newest = slots[0]
+            gamma = 1.0 / (self._rho[newest] * self._yy[newest])  # s'y / y'y
+        two_loop(self._S, self._Y, self._rho, slots, gamma, g, self._q, self._a)
+        return self._q
 
     def _line_search(self, x, f0, g0, d, t):
         """Strong-Wolfe search along d from t; returns (t, f, g) of the accepted point or None."""
@@ -255,6 +253,7 @@ class LBFGS(Solver):
         self._S[slot] = s
         self._Y[slot] = y
         self._rho[slot] = 1.0 / sy
+        self._yy[slot] = float(y @ y)
         self._head = (self._head + 1) % self.memory
         self._pairs = min(self._pairs + 1, self.memory)
 
@@ -327,7 +326,8 @@ class LBFGS(Solver):
         return out
 
     def memory_bytes(self) -> dict[str, int]:
-        return {"history": self._S.nbytes + self._Y.nbytes, "weights": self.x.nbytes}
+        return {"history": self._S.nbytes + self._Y.nbytes,
+                "weights": self.x.nbytes + self._q.nbytes}
 
 
 __all__ = ["LBFGS", "objective"]
