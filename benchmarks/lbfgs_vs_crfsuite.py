@@ -1,0 +1,90 @@
+"""Seconds to relative sub-optimality 1e-2 and 1e-4: our L-BFGS against CRFsuite's.
+
+Both minimize the identical objective (see crfsdca.crfsuite), one after the other in this
+process, single-threaded: CRFsuite's L-BFGS (its default memory 6) and ours with memory 6
+and with its default. P* is the lowest value any of them reaches, or the optimum stage's
+(results/optimum/{dataset}.h5) when it exists. Our seconds exclude monitoring; CRFsuite's
+start at the end of its feature generation. Also printed: iterations and evaluations of P
+and grad P to 1e-4, which do not depend on the machine's load.
+
+    python benchmarks/lbfgs_vs_crfsuite.py --datasets ner conll [--iterations 400]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+import sys
+import tempfile
+from pathlib import Path
+
+from common import ROOT, load_problem, machine, markdown_table
+
+from crfsdca.crfsuite import train_crfsuite
+from crfsdca.optimum import read_optimum
+from crfsdca.solvers.lbfgs import LBFGS
+from crfsdca.solvers.monitor import Monitor
+from crfsdca.solvers.registry import LBFGS_OPTIONS
+from crfsdca.training import train
+
+TARGETS = (1e-2, 1e-4)
+
+
+def first(points, p_star, target):
+    """(seconds, iterations, evaluations) of the first point with (P - P*)/|P*| <= target."""
+    for seconds, value, iterations, evals in points:
+        if (value - p_star) / abs(p_star) <= target:
+            return seconds, iterations, evals
+    return math.inf, math.inf, math.inf
+
+
+def ours(problem, memory: int, iterations: int):
+    """(seconds, P, iterations, evaluations) after each iteration of our L-BFGS."""
+    rows = train(LBFGS(problem, memory=memory), Monitor(problem, evaluate_test=False),
+                 iterations, period=1.0).rows
+    return [(r["seconds"], r["primal"], r["epoch"], r["ls_evals"]) for r in rows]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--datasets", nargs="+", default=["ner", "conll"])
+    ap.add_argument("--iterations", type=int, default=400, help="budget of every L-BFGS")
+    ap.add_argument("--optimum-dir", type=Path, default=ROOT / "results" / "optimum")
+    args = ap.parse_args(argv)
+    default = LBFGS_OPTIONS["memory"].default
+    rows = []
+    for name in args.datasets:
+        problem = load_problem(name)
+        if problem is None:
+            print(f"skip {name}: needs data/processed/{name}.h5", file=sys.stderr)
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            its = train_crfsuite(problem, Path(tmp) / "m.crfsuite", args.iterations)
+        evals = list(itertools.accumulate(it["evals"] for it in its))
+        runs = {"CRFsuite (m=6)": [(it["seconds"], it["loss"] / problem.n, k + 1, evals[k])
+                                   for k, it in enumerate(its)]}
+        for m in sorted({6, default}):
+            runs[f"ours (m={m})"] = ours(problem, m, args.iterations)
+            print(f"{name}: ours m={m} done", file=sys.stderr)
+        opt = args.optimum_dir / f"{name}.h5"
+        values = [v for pts in runs.values() for _, v, _, _ in pts]
+        p_star = min(values + ([read_optimum(opt).p_star] if opt.exists() else []))
+        ref = {t: first(runs["CRFsuite (m=6)"], p_star, t)[0] for t in TARGETS}
+        for label, pts in runs.items():
+            row = {"dataset": name, "solver": label}
+            for t in TARGETS:
+                sec, it, ev = first(pts, p_star, t)
+                row[f"s to {t:g}"] = f"{sec:.1f}"
+                row[f"CRFsuite's s / its s at {t:g}"] = (
+                    f"{ref[t] / sec:.2f}x" if math.isfinite(sec) and math.isfinite(ref[t])
+                    else "—")
+            row["iterations, evals to 1e-4"] = f"{it}, {ev}"
+            rows.append(row)
+    print(f"Machine: {machine()}; every solver single-threaded, one after the other.\n")
+    print(markdown_table(rows, list(rows[0]) if rows else []))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
