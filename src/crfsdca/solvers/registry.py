@@ -40,6 +40,27 @@ def _line_search_label(value, options):
     return {"single-newton": "single Newton"}.get(value, value)
 
 
+PAPER_ONE_STEP = {"line_search": "newton", "line_search_start": "midpoint",
+                  "subprecision": 0.5}
+"""The paper's one-Newton-step variant (Section 6.2, Figure 8: "a sub-precision of 0.5
+effectively means that Newton stops after 1 step"): its rtsafe from the midpoint at
+sub-precision 0.5 (``math.md`` section 5.3)."""
+PAPER_ONE_STEP_LABEL = "sub-precision 0.5 (paper's 1 step)"
+
+
+def is_paper_one_step(options) -> bool:
+    """Whether SDCA options are :data:`PAPER_ONE_STEP`."""
+    return all(options.get(k) == v for k, v in PAPER_ONE_STEP.items())
+
+
+def _start_label(value, options):
+    return PAPER_ONE_STEP_LABEL if is_paper_one_step(options) else f"{value} start"
+
+
+def _subprecision_label(value, options):
+    return "" if is_paper_one_step(options) else short_number(value)
+
+
 STORE_DTYPE = Option(
     "store_dtype", str, "float64", "float width of the stored dual marginals (float32 halves "
     "the memory; w stays w_hat of the rounded values)", choices=STORE_DTYPES,
@@ -57,10 +78,10 @@ SDCA_OPTIONS = OptionTable("sdca", [
     Option("line_search_start", str, "regula-falsi", "where newton and single-newton start: "
            "regula-falsi: f'(0) / (f'(0) - f'(1)), our safeguard; midpoint: 0.5, the paper's "
            "rtsafe (with subprecision 0.5, one evaluation)",
-           choices=("regula-falsi", "midpoint"), label="{value} start",
+           choices=("regula-falsi", "midpoint"), label=_start_label,
            relevant=lambda o: o["line_search"] in ("newton", "single-newton")),
     Option("subprecision", float, 1e-3, "line-search tolerance on the step size",
-           bounds="(0, 1]", label="{value}",
+           bounds="(0, 1]", label=_subprecision_label,
            relevant=lambda o: o["line_search"] in ("newton", "golden")),
     Option("step_size", float, None, "fixed step (line search fixed; none: the theoretical "
            "(1 + R / (lambda n))^-1)", bounds="(0, 1]", nullable=True, label=lambda v, o: "",
