@@ -791,3 +791,30 @@ def test_crfsuite_loss_below_pstar_within_its_print_precision_is_not_flagged():
     assert not foreign_below(0.876468840085, 0.876468840133, 8936)  # 4.8e-11 below
     assert foreign_below(0.8764687, 0.876468840133, 8936)  # 1.4e-7 below: another objective
     assert foreign_below(2.4264, 2.4265, None)
+
+
+def test_seeds_give_bands_and_per_seed_verdicts(tmp_path):
+    """Two seeds: figures draw the median with a min-max band; a claim holding on one
+    seed only is not supported and says on how many seeds it holds."""
+    for seed, (gap_rate, uni_rate) in enumerate(((0.45, 0.25), (0.2, 0.3))):
+        write_run(tmp_path, "ocr", f"gap{seed}", sdca("gap", seed=seed),
+                  trace_rows(decay(gap_rate), 2.0))
+        write_run(tmp_path, "ocr", f"uniform{seed}", sdca("uniform", seed=seed),
+                  trace_rows(decay(uni_rate), 2.0))
+    write_run(tmp_path, "ocr", "lbfgs", other("lbfgs"), trace_rows(decay(0.5), 2.0))
+    rs = load_runs([tmp_path], [write_opt(tmp_path / "o.h5", "ocr", 2.0)])
+    assert set(claims.seed_frames(rs.frame)) == {0, 1}
+    assert all("L-BFGS" in set(f["label"]) for f in claims.seed_frames(rs.frame).values())
+    c = _verdicts(rs.frame)["gap_beats_uniform"]
+    assert c.verdict == claims.NOT_SUPPORTED
+    assert c.seeds.startswith("supported on 1 of 2 seeds"), c.seeds
+    fig = figures.draw("fig2_sampling", rs.frame)
+    bands = [col for ax in fig.axes for col in ax.collections
+             if type(col).__name__ in ("PolyCollection", "FillBetweenPolyCollection")]
+    assert len(bands) == 2 * 2  # 2 methods x (oracle calls, updates)
+    lines = [ln for ax in fig.axes for ln in ax.lines if ln.get_linestyle() != ":"]
+    assert len(lines) == 2 * 2  # one median per method and panel, not one per seed
+    band = figures.seed_band(rs.frame[rs.frame["label"] == "SDCA-GAP"], "update_epochs",
+                             "log10_subopt")
+    assert (band["min"] <= band["median"]).all() and (band["median"] <= band["max"]).all()
+    assert (band["max"] - band["min"]).iloc[-1] > 1.0
