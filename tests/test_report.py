@@ -68,7 +68,8 @@ def sdca(sampler="gap", theta=0.8, line_search="newton", subprecision=1e-3, seed
          line_search_start="regula-falsi"):
     return {"solver": "sdca", "seed": seed, "lambda": LAM, "sampler": sampler,
             "non_uniformity": theta, "line_search": line_search,
-            "line_search_start": line_search_start, "subprecision": subprecision, "step_size": None, "refresh_every": 0.0,
+            "line_search_start": line_search_start, "subprecision": subprecision,
+            "step_size": None, "refresh_every": 0.0,
             "store_dtype": "float64", "init_c": 10.0}
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..solvers.registry import PAPER_ONE_STEP, method_label
+from ..solvers.registry import PAPER_ONE_STEP, UNSEEDED, method_label
 from . import curves
 from .load import (
     DATASET_ORDER,
@@ -522,7 +522,7 @@ CLAIMS: tuple[Callable[[pd.DataFrame], Claim], ...] = (
     line_search_cost,
 )
 
-DETERMINISTIC = ("lbfgs", "crfsuite")
+DETERMINISTIC = (*UNSEEDED, "crfsuite")
 """Solvers whose runs do not depend on the seed: every seed's frame keeps them."""
 
 

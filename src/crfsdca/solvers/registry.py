@@ -155,6 +155,7 @@ class SolverSpec:
     the workflow's rerun lists follow each solver's own imports); ``fixed`` are
     constructor arguments that are not options (the SAG variant). With ``base_option``
     the paper name is the label of that option's value (SDCA's is its sampler's).
+    ``seeded`` solvers are run once per seed of the config; the others once.
     """
 
     name: str
@@ -163,6 +164,7 @@ class SolverSpec:
     factory: str
     fixed: Mapping = field(default_factory=dict)
     base_option: str | None = None
+    seeded: bool = True  # its runs depend on the seed (false: L-BFGS, deterministic)
 
     @property
     def module(self) -> str:
@@ -183,9 +185,12 @@ SOLVERS: dict[str, SolverSpec] = {s.name: s for s in (
     SolverSpec("sag-nus-star", "SAG-NUS*", SAG_OPTIONS, "crfsdca.solvers.sag:SAGFamily",
                fixed={"variant": "sag-nus-star"}),
     SolverSpec("oeg", "OEG", OEG_OPTIONS, "crfsdca.solvers.oeg:OEG"),
-    SolverSpec("lbfgs", "L-BFGS", LBFGS_OPTIONS, "crfsdca.solvers.lbfgs:LBFGS"),
+    SolverSpec("lbfgs", "L-BFGS", LBFGS_OPTIONS, "crfsdca.solvers.lbfgs:LBFGS",
+               seeded=False),
 )}
 SOLVER_NAMES = tuple(SOLVERS)
+UNSEEDED = tuple(name for name, s in SOLVERS.items() if not s.seeded)
+"""Solvers whose runs do not depend on the seed (run once, whatever the seeds)."""
 
 
 def spec(name: str) -> SolverSpec:
