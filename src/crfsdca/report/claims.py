@@ -67,7 +67,7 @@ PAPER: dict[str, PaperClaim] = {
     "gap_beats_uniform": PaperClaim(
         "Gap sampling beats uniform sampling on every dataset.",
         "SDCA can be enhanced with an adaptive sampling scheme, consistently accelerating "
-        "its convergence", "Section 7 (Discussion); Figures 4 and 6", "fig4_methods",
+        "its convergence", "Section 7, Discussion; Figures 4 and 6", "fig4_methods",
         _FEATURES + "."),
     "max_fails_ocr": PaperClaim(
         "Max sampling fails to converge on OCR.",
@@ -108,7 +108,7 @@ PAPER: dict[str, PaperClaim] = {
     "gap_estimate_factor2": PaperClaim(
         "The gap estimate stays within a factor 2 of the true duality gap.",
         "Empirically, it always remains within a factor 2 of the true duality gap.",
-        "Section 6.3, Figure 9 (CONLL and OCR)", "fig9_gap_estimate",
+        "Section 6.3, Figure 9 on CONLL and OCR", "fig9_gap_estimate",
         "Checked on SDCA-GAP at theta = 0.8 on every dataset, after the first 2 epochs "
         "(the stored gaps start at 100); the paper's Figure 9 plots the ratio against "
         "the non-uniformity on CONLL and OCR."),
@@ -123,14 +123,14 @@ PAPER: dict[str, PaperClaim] = {
         "In oracle calls, SDCA-GAP is on par with SAG-NUS* on OCR and much faster on the "
         "sparse datasets.",
         "When this cost is hidden, SDCA-GAP is on par with SAG-NUS* on OCR and it is much "
-        "faster on the sparse datasets.", "Section 6.4, Figures 4(a), 4(d) and 6",
+        "faster on the sparse datasets.", "Section 6.4, Figures 4a, 4d and 6",
         "fig4_methods", "SAG-NUS* is our implementation (baselines.md); 'on par' and 'much "
         "faster' are made thresholds (below); " + _FEATURES + "."),
     "line_search_cost": PaperClaim(
         "The line search takes about 2 iterations per update and about 30% of the time.",
         "Reaching 0.01 or 0.001 takes on average 2 iterations. [...] These 2 iterations "
         "were taking about 30% of the algorithms running time for each dataset.",
-        "Section 6.2", "subprecision",
+        "Section 6.2, in the text, no figure", "subprecision",
         "Our default line search starts at the regula-falsi point, not at 0.5 (math.md "
         "5.3), which needs about 1.5 evaluations per update instead of 2; the time share "
         "is that of our numba kernels (the paper's code is Python and numpy), so it says "
