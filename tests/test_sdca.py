@@ -250,6 +250,108 @@ def test_line_search_finds_the_best_step_along_the_block(line_search, tol, start
         assert s.dual() == pytest.approx(-best.fun, abs=1e-12)
 
 
+def reference_safe_newton(fp, fpp, tol, max_iter=100):
+    """Numerical Recipes' rtsafe on f' over [0, 1] as the paper's code runs it, written
+    out from its description (the issue 18 text): f'(1) >= 0 gives 1; start at 0.5 with
+    dx_old = dx = 1; keep the Newton step f'/f'' when it lands in the bracket (ends
+    included) and is at most half of dx_old, else bisect; stop when |dx| < tol; else
+    evaluate the new point (even when it is the old one) and only then shrink the
+    bracket. Returns (gamma, evaluations, evaluations at an already evaluated point)."""
+    if fp(1.0) >= 0:
+        return 1.0, 0, 0
+    xl, xh = 1.0, 0.0  # f'(xl) < 0 < f'(xh)
+    rts, dx_old, dx = 0.5, 1.0, 1.0
+    u, newton = fp(rts), fp(rts) / fpp(rts)
+    evals, repeats, seen = 1, 0, {rts}
+    for _ in range(max_iter):
+        rts -= newton
+        if (rts - xh) * (rts - xl) <= 0 and abs(newton) <= abs(dx_old) / 2:
+            dx_old, dx = dx, newton
+        else:
+            dx_old, dx = dx, (xh - xl) / 2
+            rts = xl + dx
+        if abs(dx) < tol:
+            return rts, evals, repeats
+        u, newton = fp(rts), fp(rts) / fpp(rts)
+        evals += 1
+        repeats += rts in seen
+        seen.add(rts)
+        if u < 0:
+            xl = rts
+        else:
+            xh = rts
+    raise RuntimeError("no convergence")
+
+
+def line_search_derivatives(p, mu_u, mu_p, nu_u, nu_p, i):
+    """f'(gamma) and f''(gamma) of f(gamma) = D(mu + gamma (nu_i - mu_i) e_i), in closed
+    form: (1/n) H~ of block i (pairwise entropies less those of the inner nodes) plus the
+    quadratic -lam/2 ||w(gamma)||^2, w linear in gamma. Also f itself up to a constant,
+    to check them against the dual."""
+    K, n = p.n_labels, p.n
+    o, T = p.train.offsets[i], int(p.train.lengths()[i])
+    su, sp = slice(o * K, (o + T) * K), slice((o - i) * K * K, (o - i + T - 1) * K * K)
+    w0 = weights_from_marginals(mu_u, mu_p, p.train, p.n_attributes, K, p.lam)
+    u1, q1 = mu_u.copy(), mu_p.copy()
+    u1[su], q1[sp] = nu_u.ravel(), nu_p.ravel()
+    v = weights_from_marginals(u1, q1, p.train, p.n_attributes, K, p.lam) - w0
+    blocks = [(q1[sp] - mu_p[sp], mu_p[sp], 1.0)]  # (delta, mu, sign in H~)
+    if T == 1:
+        blocks = [(u1[su] - mu_u[su], mu_u[su], 1.0)]
+    elif T > 2:
+        inner = slice((o + 1) * K, (o + T - 1) * K)
+        blocks.append((u1[inner] - mu_u[inner], mu_u[inner], -1.0))
+
+    def f(g):
+        h = sum(-sign * float(np.sum((m + g * d) * np.log(m + g * d))) for d, m, sign in blocks)
+        return h / n - 0.5 * p.lam * float((w0 + g * v) @ (w0 + g * v))
+
+    def fp(g):
+        h = sum(-sign * float(np.sum(d * np.log(m + g * d))) for d, m, sign in blocks)
+        return h / n - p.lam * float(w0 @ v + g * (v @ v))
+
+    def fpp(g):
+        h = sum(-sign * float(np.sum(d * d / (m + g * d))) for d, m, sign in blocks)
+        return h / n - p.lam * float(v @ v)
+
+    return f, fp, fpp
+
+
+@pytest.mark.parametrize("tol,lam_scale", [(0.5, 1.0), (1e-3, 1.0), (0.5, 10.0),
+                                           (1e-3, 10.0)])
+def test_midpoint_start_is_the_paper_s_rtsafe_step_for_step(tol, lam_scale):
+    """The kernel's midpoint search against :func:`reference_safe_newton` on the same
+    line-search function (closed-form derivatives, checked against the full dual): the
+    same step, and the same evaluations less the repeated ones the kernel skips. With
+    lambda = 10 / n the root is often near 1, the Newton step from 0.5 leaves [0, 1] and
+    the first round bisects."""
+    from crfsdca.model.oracle import sequence_marginals
+
+    q = small_problem(n=25, K=4)
+    p = Problem(q.train, q.n_attributes, q.n_labels, lam_scale * q.lam)
+    K = p.n_labels
+    s = SDCA(p, sampler="cyclic", line_search="newton", line_search_start="midpoint",
+             subprecision=tol, seed=0)
+    bisected = 0
+    for _ in range(2 * p.n):  # the first epoch from the smoothed-Dirac start, then one
+        i = int(s.sampler.cursor[0] % p.n)
+        mu_u, mu_p = (m.copy() for m in s.marginals)
+        _, nu_u, nu_p = sequence_marginals(s.weights(), p.n_attributes, K, p.train, i)
+        f, fp, fpp = line_search_derivatives(p, mu_u, mu_p, nu_u, nu_p, i)
+        d0 = dual_objective(mu_u, mu_p, p.train, p.n_attributes, K, p.lam)
+        want, evals, repeats = reference_safe_newton(fp, fpp, tol)
+        bisected += repeats
+        ls_before, step_before = s.counters()["ls_evals"], s.state.sums[0]
+        s.run(1)
+        gamma = s.state.sums[0] - step_before
+        assert gamma == pytest.approx(want, abs=1e-9)
+        assert s.counters()["ls_evals"] - ls_before == evals - repeats
+        if tol == 0.5:
+            assert evals - repeats == 1
+        assert s.dual() - d0 == pytest.approx(f(gamma) - f(0.0), abs=1e-12)
+    assert bisected > 0 if lam_scale > 1 else True
+
+
 def test_the_paper_s_one_step_search_evaluates_once_from_the_midpoint():
     """Sub-precision 0.5 with the midpoint start (the paper's Figure 8 variant): one
     evaluation per step, at gamma = 0.5, whether rtsafe then takes Newton or bisects; the

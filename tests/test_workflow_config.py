@@ -173,3 +173,22 @@ def test_dry_run_with_a_bad_run_names_group_run_and_option(tmp_path):
     assert ('config experiments.fig3_nonuniformity, run 1 ({"non_uniformity": 1.5, '
             '"sampler": "gap", "solver": "sdca"}): sdca option non_uniformity: expected a '
             "value in [0, 1], got 1.5") in out, out
+
+
+def test_seeds_repeat_every_stochastic_run_once_per_seed():
+    """training.seeds [0, 1]: every seeded solver's run twice, the seed in its name;
+    L-BFGS (deterministic) once."""
+    from crfsdca.solvers.registry import spec
+
+    config = copy.deepcopy(CONFIG)
+    config["training"]["seeds"] = [0, 1]
+    one, two = load_common(), load_common(config)
+    seeded = [k for k, (solver, _, _) in one.RUNS.items() if spec(solver).seeded]
+    assert seeded and len(seeded) < len(one.RUNS)
+    assert len(two.RUNS) == len(one.RUNS) + len(seeded)
+    for (_dataset, rid), (solver, _, extra) in two.RUNS.items():
+        assert rid.endswith(f"seed-{extra['seed']}") or f"seed-{extra['seed']}_" in rid
+        assert extra["seed"] == 0 or spec(solver).seeded, rid
+    for group, by_dataset in two.GROUPS.items():
+        for dataset, ids in by_dataset.items():
+            assert len(ids) == len(set(ids)), (group, dataset)

@@ -130,6 +130,7 @@ def _check_outputs(work: Path, wf: SimpleNamespace) -> None:
     assert report.startswith("# Reproduction of")
     for name in wf.catalog.FIGURES:
         assert f"](figures/{name}.png)" in report, name
+    _check_claims(report)
     assert "## Side by side with CRFsuite" in report
     assert "the ratio CRFsuite / SDCA-GAP is" in report
     assert re.search(r"timed on one machine: \d+ cores", report)
@@ -139,6 +140,31 @@ def _check_outputs(work: Path, wf: SimpleNamespace) -> None:
             assert (work / run / f).stat().st_size > 0, (run, f)
     runs = {str(p.relative_to(work)) for p in (work / wf.RESULTS / "runs").glob("*/*")}
     assert runs == set(wf.RUN_DIRS)
+
+
+def _check_claims(report: str) -> None:
+    """Every claim of report.md quotes the paper (section and figure), and has a verdict,
+    our number (unless there is not enough data, then the reason) and its rule."""
+    from crfsdca.report import claims
+
+    blocks = re.split(r"\n\*\*\d+\. ", report.split("## The paper's claims")[1]
+                      .split("\n## ")[0])[1:]
+    assert len(blocks) == len(claims.CLAIMS), len(blocks)
+    verdicts = (claims.SUPPORTED, claims.NOT_SUPPORTED, claims.NO_DATA)
+    quotes = []
+    for block in blocks:
+        quote = re.search(r'^> "(.+)" \((Section [^)]+)\)$', block, re.M)
+        assert quote and len(quote.group(1)) > 20 and "Section" in quote.group(2), block
+        assert quote.group(1) in {p.quote for p in claims.PAPER.values()}, block
+        verdict = re.search(r"^- Verdict: (.+)$", block, re.M).group(1)
+        assert verdict.startswith(verdicts), block
+        number = re.search(r"^- Our number: (.+)$", block, re.M).group(1)
+        if not verdict.startswith(claims.NO_DATA):
+            assert re.search(r"\d", number), block
+        assert re.search(r"^- Decided by: .{20,}$", block, re.M), block
+        assert re.search(r"^- Where our setting differs: .{10,}$", block, re.M), block
+        quotes.append(quote.group(1))
+    assert sorted(quotes) == sorted(p.quote for p in claims.PAPER.values())
 
 
 def _check_html_report(work: Path, wf: SimpleNamespace) -> None:

@@ -174,7 +174,8 @@ def build_grid(cfg):
         for dataset in spec["datasets"]:
             ids = []
             for solver, options, grid in resolved:
-                for seed in seeds:
+                # a deterministic solver runs once, with the first seed
+                for seed in seeds if registry.spec(solver).seeded else seeds[:1]:
                     extra = {**grid, "seed": seed}
                     rid = registry.run_id(solver, options, extra)
                     runs[(dataset, rid)] = (solver, options, extra)

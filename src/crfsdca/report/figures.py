@@ -25,7 +25,9 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from ..io import atomic_path
+from ..solvers.registry import PAPER_ONE_STEP_LABEL, method_label
 from . import catalog, curves
+from .claims import paper_one_step_label
 from .load import (
     DATASET_ORDER,
     PAPER_METHODS,
@@ -80,7 +82,16 @@ def method_color(label: str):
     return sns.set_hls_values(base, l=0.25 + 0.45 * shade)
 
 
+METHOD_DASHES = {"SAG-NUS*": (5, 2), "CRFsuite L-BFGS": (5, 2)}
+"""Dashed methods, the same in every figure: SAG-NUS* (whose curve often runs on
+SAG-NUS's) and CRFsuite's L-BFGS (beside ours)."""
+
+
 def _dashes(label: str):
+    """A method's line style: its own (:data:`METHOD_DASHES`), a variant's (dashed), or
+    solid."""
+    if label in METHOD_DASHES:
+        return METHOD_DASHES[label]
     return "" if label == base_label(label) else (4, 1.5)
 
 
@@ -106,10 +117,41 @@ def _no_data(ax, message: str = "no data") -> None:
     ax.set_yticks([])
 
 
+def seed_band(rows: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
+    """Median, min and max of ``y`` over the runs in ``rows`` (one per seed), on the union
+    of their ``x`` values where every run has data (each run interpolated linearly)."""
+    runs = [g.sort_values(x) for _, g in rows.groupby("run")]
+    lo = max(float(g[x].min()) for g in runs)
+    hi = min(float(g[x].max()) for g in runs)
+    grid = np.unique(np.concatenate([g[x].to_numpy(float) for g in runs]))
+    grid = grid[(grid >= lo) & (grid <= hi)]
+    ys = np.vstack([np.interp(grid, g[x].to_numpy(float), g[y].to_numpy(float))
+                    for g in runs]) if len(grid) else np.empty((len(runs), 0))
+    return pd.DataFrame({x: grid, "median": np.median(ys, axis=0),
+                         "min": ys.min(axis=0, initial=np.inf),
+                         "max": ys.max(axis=0, initial=-np.inf)})
+
+
+def _draw_key(ax, rows: pd.DataFrame, x: str, y: str, color, dash) -> None:
+    """One method's curve: its run, or with several runs (seeds) their median with a band
+    from the min to the max."""
+    style = {"color": color, "linewidth": 1.6}
+    if dash:
+        style["dashes"] = dash
+    if rows["run"].nunique() == 1:
+        g = rows.sort_values(x)
+        ax.plot(g[x], g[y], **style)
+        return
+    band = seed_band(rows, x, y)
+    ax.fill_between(band[x], band["min"], band["max"], color=color, alpha=0.2, lw=0)
+    ax.plot(band[x], band["median"], **style)
+
+
 def _panel(ax, data: pd.DataFrame, x: str, y: str, key: str, colors: dict,
            dashes: dict | None = None, xlabel: str = "", ylabel: str = "",
            title: str = "", empty: str = "no data", cap_log: bool = True) -> list:
-    """Lines of ``y`` against ``x``, one per run, colored by ``key``; returns the keys
+    """Lines of ``y`` against ``x``, one per value of ``key`` (a run, or the median of
+    several runs, the seeds, with a min-max band), colored by ``key``; returns the keys
     drawn. Curves leaving through the top (a diverging run) are cut at 1 decade above
     the highest starting point, with a note."""
     ax.set_xlabel(xlabel)
@@ -122,10 +164,8 @@ def _panel(ax, data: pd.DataFrame, x: str, y: str, key: str, colors: dict,
         _no_data(ax, empty)
         return []
     keys = [k for k in colors if k in set(d[key])]
-    dash_map = {k: (dashes or {}).get(k, "") for k in keys}
-    sns.lineplot(data=d, x=x, y=y, hue=key, hue_order=keys, style=key, style_order=keys,
-                 dashes=dash_map, palette={k: colors[k] for k in keys}, units="run",
-                 estimator=None, sort=True, legend=False, ax=ax, linewidth=1.6)
+    for k in keys:
+        _draw_key(ax, d[d[key] == k], x, y, colors[k], (dashes or {}).get(k, ""))
     if len(d.groupby("run")) and d.groupby("run")[x].nunique().max() <= 3:
         # tiny runs (smoke): show the checkpoints
         for k in keys:
@@ -311,21 +351,29 @@ def fig7_test_error(frame: pd.DataFrame, datasets: Iterable[str] | None = None,
 
 
 def fig8_line_search(frame: pd.DataFrame, datasets: Iterable[str] | None = None) -> Figure:
-    """Figure 8: SDCA-GAP with its full line search against a single Newton step."""
-    data = sdca_runs(frame, "gap", vary="line_search")
+    """Figure 8: SDCA-GAP with its line search at sub-precision 1e-3 (solid), with the
+    paper's one Newton step (rtsafe from 0.5 at sub-precision 0.5, dashed) and with our
+    single Newton step from the regula-falsi point (dotted)."""
+    full = "SDCA-GAP"
+    paper = paper_one_step_label()
+    ours = method_label({"solver": "sdca", "line_search": "single-newton"})
+    names = {full: "SDCA-GAP, sub-precision 1e-3", paper: f"SDCA-GAP, {PAPER_ONE_STEP_LABEL}",
+             ours: "SDCA-GAP, single Newton from regula falsi (ours)"}
+    data = select_labels(frame, list(names))
     if len(data):
-        data = data[data["line_search"].isin(["newton", "single-newton"])]
-    labels = sorted(set(data["label"]), key=method_sort_key) if len(data) else []
-    labels = list(dict.fromkeys(["SDCA-GAP", "SDCA-GAP single Newton", *labels]))
-    colors = {k: method_color(k) for k in labels}
-    dashes = {k: _dashes(k) for k in labels}
-    fig, panels = _dataset_grid(frame, datasets, data,
-                                "Figure 8: line search against a single Newton step")
+        data = data.assign(method=data["label"].map(names))
+    else:
+        data = data.assign(method=pd.Series(dtype=str))
+    colors = {names[full]: METHOD_COLORS["SDCA-GAP"], names[paper]: "#000000",
+              names[ours]: "#999999"}
+    dashes = {names[full]: "", names[paper]: (4, 1.5), names[ours]: (1.2, 1.2)}
+    fig, panels = _dataset_grid(frame, datasets, data, "Figure 8: line search at "
+                                "sub-precision 1e-3 against one Newton step")
     drawn = []
     for ax, ds, d in panels:
-        drawn += _panel(ax, d, "update_epochs", "log10_subopt", "label", colors, dashes,
+        drawn += _panel(ax, d, "update_epochs", "log10_subopt", "method", colors, dashes,
                         xlabel=X_UPDATES, ylabel=Y_SUBOPT, title=dataset_title(ds))
-    _legend(fig, drawn, colors, dashes)
+    _legend(fig, [k for k in colors if k in drawn], colors, dashes)
     return fig
 
 
@@ -420,18 +468,33 @@ def subprecision(frame: pd.DataFrame, datasets: Iterable[str] | None = None) -> 
 
 def wallclock(frame: pd.DataFrame, datasets: Iterable[str] | None = None,
               methods: Iterable[str] | None = None) -> Figure:
-    """Every method (default options) against solver seconds, per dataset."""
+    """Every method (default options) against solver seconds, per dataset. Our L-BFGS runs
+    10 times the budget of the others: the x axis stops at the longest other run (a note
+    says how long L-BFGS ran), so that the stochastic methods' curves stay readable."""
     if methods is None:
         methods = sorted(set(frame.loc[~frame["variant"].astype(bool), "label"])
                          if len(frame) else [], key=method_sort_key)
     data, colors = _labelled(frame, methods)
+    dashes = {k: _dashes(k) for k in colors}
     fig, panels = _dataset_grid(frame, datasets, data, "Sub-optimality against solver time")
     drawn = []
     for ax, ds, d in panels:
-        drawn += _panel(ax, d, "seconds", "log10_subopt", "label", colors,
+        drawn += _panel(ax, d, "seconds", "log10_subopt", "label", colors, dashes,
                         xlabel="seconds (solver time)", ylabel=Y_SUBOPT,
                         title=dataset_title(ds))
-    _legend(fig, sorted(set(drawn), key=method_sort_key), colors)
+        ends = d.groupby("label")["seconds"].max() if len(d) else pd.Series(dtype=float)
+        others = ends.drop("L-BFGS", errors="ignore")
+        if "L-BFGS" in ends and len(others) and ends["L-BFGS"] > 1.5 * others.max():
+            right = 1.05 * float(others.max())
+            ax.set_xlim(left=0.0, right=right)
+            seen = d.loc[d["seconds"] <= right, "log10_subopt"].replace(
+                [np.inf, -np.inf], np.nan).dropna()
+            if len(seen):
+                ax.set_ylim(bottom=float(seen.min()) - 0.3)
+            ax.text(0.98, 0.97, f"L-BFGS runs on to {ends['L-BFGS']:.3g} s",
+                    transform=ax.transAxes, ha="right", va="top", fontsize="small",
+                    color="0.3")
+    _legend(fig, sorted(set(drawn), key=method_sort_key), colors, dashes)
     return fig
 
 

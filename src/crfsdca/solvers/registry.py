@@ -40,6 +40,27 @@ def _line_search_label(value, options):
     return {"single-newton": "single Newton"}.get(value, value)
 
 
+PAPER_ONE_STEP = {"line_search": "newton", "line_search_start": "midpoint",
+                  "subprecision": 0.5}
+"""The paper's one-Newton-step variant (Section 6.2, Figure 8: "a sub-precision of 0.5
+effectively means that Newton stops after 1 step"): its rtsafe from the midpoint at
+sub-precision 0.5 (``math.md`` section 5.3)."""
+PAPER_ONE_STEP_LABEL = "sub-precision 0.5 (paper's 1 step)"
+
+
+def is_paper_one_step(options) -> bool:
+    """Whether SDCA options are :data:`PAPER_ONE_STEP`."""
+    return all(options.get(k) == v for k, v in PAPER_ONE_STEP.items())
+
+
+def _start_label(value, options):
+    return PAPER_ONE_STEP_LABEL if is_paper_one_step(options) else f"{value} start"
+
+
+def _subprecision_label(value, options):
+    return "" if is_paper_one_step(options) else short_number(value)
+
+
 STORE_DTYPE = Option(
     "store_dtype", str, "float64", "float width of the stored dual marginals (float32 halves "
     "the memory; w stays w_hat of the rounded values)", choices=STORE_DTYPES,
@@ -57,10 +78,10 @@ SDCA_OPTIONS = OptionTable("sdca", [
     Option("line_search_start", str, "regula-falsi", "where newton and single-newton start: "
            "regula-falsi: f'(0) / (f'(0) - f'(1)), our safeguard; midpoint: 0.5, the paper's "
            "rtsafe (with subprecision 0.5, one evaluation)",
-           choices=("regula-falsi", "midpoint"), label="{value} start",
+           choices=("regula-falsi", "midpoint"), label=_start_label,
            relevant=lambda o: o["line_search"] in ("newton", "single-newton")),
     Option("subprecision", float, 1e-3, "line-search tolerance on the step size",
-           bounds="(0, 1]", label="{value}",
+           bounds="(0, 1]", label=_subprecision_label,
            relevant=lambda o: o["line_search"] in ("newton", "golden")),
     Option("step_size", float, None, "fixed step (line search fixed; none: the theoretical "
            "(1 + R / (lambda n))^-1)", bounds="(0, 1]", nullable=True, label=lambda v, o: "",
@@ -134,6 +155,7 @@ class SolverSpec:
     the workflow's rerun lists follow each solver's own imports); ``fixed`` are
     constructor arguments that are not options (the SAG variant). With ``base_option``
     the paper name is the label of that option's value (SDCA's is its sampler's).
+    ``seeded`` solvers are run once per seed of the config; the others once.
     """
 
     name: str
@@ -142,6 +164,7 @@ class SolverSpec:
     factory: str
     fixed: Mapping = field(default_factory=dict)
     base_option: str | None = None
+    seeded: bool = True  # its runs depend on the seed (false: L-BFGS, deterministic)
 
     @property
     def module(self) -> str:
@@ -162,9 +185,12 @@ SOLVERS: dict[str, SolverSpec] = {s.name: s for s in (
     SolverSpec("sag-nus-star", "SAG-NUS*", SAG_OPTIONS, "crfsdca.solvers.sag:SAGFamily",
                fixed={"variant": "sag-nus-star"}),
     SolverSpec("oeg", "OEG", OEG_OPTIONS, "crfsdca.solvers.oeg:OEG"),
-    SolverSpec("lbfgs", "L-BFGS", LBFGS_OPTIONS, "crfsdca.solvers.lbfgs:LBFGS"),
+    SolverSpec("lbfgs", "L-BFGS", LBFGS_OPTIONS, "crfsdca.solvers.lbfgs:LBFGS",
+               seeded=False),
 )}
 SOLVER_NAMES = tuple(SOLVERS)
+UNSEEDED = tuple(name for name, s in SOLVERS.items() if not s.seeded)
+"""Solvers whose runs do not depend on the seed (run once, whatever the seeds)."""
 
 
 def spec(name: str) -> SolverSpec:

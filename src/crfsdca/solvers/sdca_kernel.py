@@ -569,41 +569,53 @@ def _newton(blk, st, idx, buf, d_unary, d_pair, fp0, tol, max_evals):
 @njit(**NJIT)
 def _rtsafe(blk, st, idx, buf, d_unary, d_pair, tol, max_evals):
     """The paper's line search: Numerical Recipes' ``rtsafe`` on f' over [0, 1] from the
-    midpoint, as in [LP]'s ``line_search.py`` (``math.md`` section 5.3).
+    midpoint, step for step as [LP]'s ``safe_newton`` (``math.md`` section 5.3).
 
     f'(1) < 0 unless the direction is zero (known for free, :func:`_slope_at_one`), in
-    which case the step is 1. Otherwise start at gamma = 0.5 with dx_old = 1, the bracket
-    width; take the Newton step when it stays in the bracket and is at most half of the
-    step before last, else bisect; stop as soon as the last step is shorter than ``tol``
-    (with ``tol`` = 0.5, after one evaluation whichever step it takes) or after
-    ``max_evals`` evaluations. Returns (gamma, evaluations).
+    which case the step is 1. Otherwise start at gamma = 0.5 with dx_old = dx = 1, the
+    bracket width, and evaluate there. Each round: the Newton step dx = f'/f'' is kept
+    when gamma - dx stays in the bracket (ends included) and |dx| <= |dx_old| / 2 (dx_old:
+    the step before last), else the bracket is bisected; stop as soon as the last step is
+    shorter than ``tol`` (with ``tol`` = 0.5: after one Newton step from 0.5 when it is
+    kept), else evaluate at the new point and only then shrink the bracket to it. So the
+    first round tests Newton against [0, 1] and a bisection there returns to 0.5; [LP]
+    evaluates 0.5 again (the same values), which is skipped here: the trajectory is
+    [LP]'s, the count of evaluations is one lower after such a first bisection.
+    ``max_evals`` bounds the evaluations (1: the first move to a point not yet
+    evaluated, Newton or bisection, is the step). Returns
+    (gamma, evaluations).
     """
     if not blk.lam_n * _slope_at_one(blk, st, idx, buf) > 0.0:
         return 1.0, 0
-    lo = 0.0
-    hi = 1.0
+    lo = 0.0  # f'(lo) > 0
+    hi = 1.0  # f'(hi) < 0
     gamma = 0.5
     dx_old = 1.0
-    dx = dx_old
-    evals = 0
-    while True:
-        fp, fpp, _f = _line_eval(blk, st, idx, buf, d_unary, d_pair, gamma)
-        evals += 1
+    dx = 1.0
+    fp, fpp, _f = _line_eval(blk, st, idx, buf, d_unary, d_pair, gamma)
+    evals = 1
+    for _ in range(MAX_LINE_SEARCH_ITERATIONS):
+        newton = fp / fpp
+        new = gamma - newton
+        keep = lo <= new <= hi and abs(newton) <= 0.5 * abs(dx_old)  # false if NaN
+        dx_old, prev = dx, gamma
+        if keep:
+            dx = newton
+            gamma = new
+        else:
+            dx = 0.5 * (hi - lo)
+            gamma = lo + dx
+        if abs(dx) < tol:
+            break
+        if gamma != prev:  # [LP] evaluates again at an unchanged point: same values
+            if evals >= max_evals:
+                break
+            fp, fpp, _f = _line_eval(blk, st, idx, buf, d_unary, d_pair, gamma)
+            evals += 1
         if fp > 0.0:  # f' decreases: the root is to the right
             lo = gamma
         else:
             hi = gamma
-        if ((gamma - hi) * fpp - fp) * ((gamma - lo) * fpp - fp) > 0.0 or abs(
-                2.0 * fp) > abs(dx_old * fpp):
-            dx_old = dx
-            dx = 0.5 * (hi - lo)
-            gamma = lo + dx
-        else:
-            dx_old = dx
-            dx = fp / fpp
-            gamma -= dx
-        if abs(dx) < tol or evals >= max_evals:
-            break
     return gamma, evals
 
 
