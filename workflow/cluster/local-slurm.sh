@@ -7,9 +7,14 @@
 # mariadb-server), writes a slurm.conf (one node with this machine's CPUs and memory, one
 # partition, $LOCAL_SLURM_PARTITION, default "local"), starts munged, MariaDB, slurmdbd (job
 # accounting: sacct), slurmctld and slurmd, waits until sinfo shows the node idle, runs
-# COMMAND with SLURM_CONF and CRFSDCA_SLURM_PARTITION set, and tears everything down when
-# it exits, fails or is interrupted. Exit status: COMMAND's; 2 when the cluster cannot be
-# set up here (not root, no apt-get, a SLURM already running).
+# COMMAND with CRFSDCA_SLURM_PARTITION set, and tears everything down when it exits, fails
+# or is interrupted. Exit status: COMMAND's; 2 when the cluster cannot be set up here (not
+# root, no apt-get, a SLURM already running or configured).
+#
+# The configuration goes where Debian's SLURM commands look for it, /etc/slurm/slurm.conf
+# (and slurmdbd.conf), as on a real cluster: setting SLURM_CONF instead is not enough,
+# because Snakemake's SLURM job step drops every SLURM_* variable but the job's ids before
+# it calls srun inside the job. Both files are removed on exit.
 #
 # What SLURM enforces: memory is a consumable resource (--mem), and a job step whose RSS
 # goes over it is killed (jobacct_gather/linux, OverMemoryKill, sampled every second); the
@@ -60,6 +65,11 @@ for port in 6817 6818 6819 "$DB_PORT"; do
 done
 [ ! -S /run/munge/munge.socket.2 ] || ! munge -n >/dev/null 2>&1 \
     || die "cannot run here: a munged is already running (/run/munge/munge.socket.2)"
+MARK="# written by local-slurm.sh"  # a file without it is someone else's: left alone
+for f in /etc/slurm/slurm.conf /etc/slurm/slurmdbd.conf; do
+    [ ! -e "$f" ] || grep -qx "$MARK" "$f" \
+        || die "cannot run here: $f exists (a SLURM is configured on this machine)"
+done
 
 STATE=$(mktemp -d /tmp/local-slurm.XXXXXX)
 chmod 755 "$STATE"
@@ -70,8 +80,8 @@ teardown() {
     local status=$?
     trap - EXIT INT TERM
     say "tearing down"
-    if command -v scancel >/dev/null && [ -e "$STATE/slurm.conf" ]; then
-        SLURM_CONF=$STATE/slurm.conf timeout 10 scancel --user root >/dev/null 2>&1 || true
+    if command -v scancel >/dev/null && [ -e /etc/slurm/slurm.conf ]; then
+        timeout 10 scancel --user root >/dev/null 2>&1 || true
     fi
     local i pidfile pid
     for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do
@@ -81,6 +91,9 @@ teardown() {
         kill "$pid" 2>/dev/null || continue
         for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
         kill -9 "$pid" 2>/dev/null || true
+    done
+    for f in /etc/slurm/slurm.conf /etc/slurm/slurmdbd.conf; do
+        [ ! -e "$f" ] || ! grep -qx "$MARK" "$f" || rm -f "$f"
     done
     if [ "${LOCAL_SLURM_KEEP:-0}" = 1 ]; then
         say "kept $STATE (logs: *.log)"
@@ -130,8 +143,9 @@ mariadb --no-defaults -S "$STATE/mysql.sock" -u root -e "
 node=$(hostname -s)
 cpus=$(nproc)
 mem_mb=$(awk '/^MemTotal:/ {print int($2 / 1024 * 0.9)}' /proc/meminfo)
-export SLURM_CONF=$STATE/slurm.conf
-cat >"$SLURM_CONF" <<CONF
+mkdir -p /etc/slurm
+cat >/etc/slurm/slurm.conf <<CONF
+$MARK
 ClusterName=$CLUSTER
 SlurmctldHost=$node(127.0.0.1)
 SlurmUser=root
@@ -163,7 +177,8 @@ MinJobAge=300
 NodeName=$node NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem_mb State=UNKNOWN
 PartitionName=$PARTITION Nodes=$node Default=YES MaxTime=INFINITE State=UP
 CONF
-cat >"$STATE/slurmdbd.conf" <<CONF
+cat >/etc/slurm/slurmdbd.conf <<CONF
+$MARK
 AuthType=auth/munge
 DbdHost=localhost
 SlurmUser=root
@@ -176,7 +191,7 @@ StorageUser=slurm
 StoragePass=slurm
 StorageLoc=slurm_acct_db
 CONF
-chmod 600 "$STATE/slurmdbd.conf"
+chmod 600 /etc/slurm/slurmdbd.conf
 mkdir -p "$STATE/ctld" "$STATE/slurmd"
 
 # ---- slurmdbd, the cluster and its account, then slurmctld and slurmd
@@ -195,7 +210,7 @@ PIDS+=("$STATE/slurmd.pid")
 idle() { [ "$(sinfo -h -n "$node" -o %t)" = idle ]; }
 wait_for 60 slurmd idle
 say "up: node $node ($cpus CPUs, $mem_mb MB), partition $PARTITION, account $ACCOUNT, \
-accounting by slurmdbd; SLURM_CONF=$SLURM_CONF"
+accounting by slurmdbd; logs in $STATE"
 sinfo >&2
 
 export CRFSDCA_SLURM_PARTITION=$PARTITION
