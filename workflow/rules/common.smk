@@ -254,7 +254,9 @@ def _dataset_sizes(path):
     input is there, so a cluster job never asks for a made-up default."""
     if not os.path.exists(path):
         raise FileNotFoundError(
-            errno.ENOENT, f"featurized dataset {path} not found (memory of the job)", path
+            errno.ENOENT,
+            f"featurized dataset {path} not found (memory of the job)",
+            path,
         )
     return memory.DataSizes.of_file(path)
 
