@@ -27,8 +27,7 @@ test: lint
 # The smoke profile through workflow/profiles/slurm on a real (one-node) SLURM, compared
 # with a local smoke run; prints sacct's table of the jobs. Needs root (apt-get, daemons).
 test-cluster: $(BIN)/.installed
-	workflow/cluster/local-slurm.sh env PATH=$(abspath $(BIN)):$$PATH \
-		$(BIN)/python -m pytest -v -s -m cluster tests/test_cluster.py
+	workflow/cluster/local-slurm.sh $(BIN)/python -m pytest -v -s -m cluster tests/test_cluster.py
 
 smoke: $(BIN)/.installed
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/snakemake --cores 2 --profile workflow/profiles/smoke

@@ -63,10 +63,11 @@ def _copy(root: Path) -> Path:
 
 
 def _env() -> dict:
-    """The environment of the runs: this Python's bin directory first on PATH, so that
-    the jobs (sbatch --export=ALL) run the same Python and packages."""
-    return dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep
-                + os.environ.get("PATH", ""))
+    """The environment of the runs: PATH without this Python's directory (the virtual
+    environment, not activated), so the jobs must find it themselves (common.smk)."""
+    here = os.path.dirname(sys.executable)
+    path = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and p != here]
+    return dict(os.environ, PATH=os.pathsep.join(path))
 
 
 def _snakemake(work: Path, *args: str, timeout: float = TIMEOUT):
@@ -244,7 +245,7 @@ rule hog:
         runtime=5,
     shell:
         "echo partial > {output};"
-        " python -c 'import time; b = bytes(1) * (4000 * 2**20); time.sleep(30)'"
+        " python3 -c 'import time; b = bytes(1) * (4000 * 2**20); time.sleep(30)'"
 """
 
 

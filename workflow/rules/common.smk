@@ -12,6 +12,14 @@ import sys
 # checkout's src/, whatever environment runs it (the Makefile's virtual environment, or the
 # conda environment below). The workflow itself reads the package's pure-Python tables
 # (solvers and their options, figures and tables, import closures) from the same src/.
+# `python` in those commands is the Python that runs Snakemake, virtual environment
+# activated or not: its directory goes first on PATH, which the jobs inherit (on a SLURM
+# cluster through sbatch --export=ALL; the job's own Snakemake is the same Python on the
+# shared file system). A conda environment (--software-deployment-method conda) is
+# activated in front of it.
+_BIN = os.path.dirname(sys.executable)
+if _BIN not in os.environ.get("PATH", "").split(os.pathsep):
+    os.environ["PATH"] = _BIN + os.pathsep + os.environ.get("PATH", "")
 _SRC = os.path.join(workflow.basedir, "src")
 CRFSDCA = "python -m crfsdca"
 if os.path.isdir(_SRC):
