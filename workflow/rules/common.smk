@@ -18,8 +18,9 @@ import sys
 # shared file system). A conda environment (--software-deployment-method conda) is
 # activated in front of it.
 _BIN = os.path.dirname(sys.executable)
-if _BIN not in os.environ.get("PATH", "").split(os.pathsep):
-    os.environ["PATH"] = _BIN + os.pathsep + os.environ.get("PATH", "")
+os.environ["PATH"] = os.pathsep.join(
+    [_BIN, *(p for p in os.environ.get("PATH", "").split(os.pathsep) if p != _BIN)]
+)
 _SRC = os.path.join(workflow.basedir, "src")
 CRFSDCA = "python -m crfsdca"
 if os.path.isdir(_SRC):
