@@ -281,17 +281,24 @@ def train_mem_mb(wildcards, input):
     return _mem_mb(memory.train_job_bytes(solver, options, sizes))
 
 
+def _on_cluster():
+    """Jobs go to a cluster (an executor plugin such as slurm), or this is such a job (the
+    job's own Snakemake, which has --cores all: the node's cores, not the job's)."""
+    return workflow.non_local_exec or workflow.remote_exec
+
+
 def optimum_threads(wildcards):
     """The optimum's full-batch passes use every core a job may hold (--cores, and at most
     one long job per core: the cpu_jobs limit), or config optimum.threads. On a cluster
-    (an executor without --cores) every job is its own allocation: optimum.threads, else 1;
-    the job asks SLURM for as many CPUs."""
+    every job is its own allocation: optimum.threads, else 1 (the job asks SLURM for as
+    many CPUs; the submitting Snakemake has no --cores, and the job's own must not count
+    the node's cores, or its srun asks for more CPUs than the job holds)."""
     if config["optimum"].get("threads"):
         return int(config["optimum"]["threads"])
+    if _on_cluster():
+        return 1
     cores = workflow.global_resources.get("_cores")
     cores = getattr(cores, "value", cores)  # a Resource in Snakemake 9
-    if cores is None:  # workflow.cores would raise: "requires a total number of cores"
-        return 1
     cpu_jobs = workflow.global_resources.get("cpu_jobs")
     cpu_jobs = getattr(cpu_jobs, "value", cpu_jobs)
     return min(int(cores), int(cpu_jobs or cores))
