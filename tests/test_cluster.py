@@ -110,7 +110,7 @@ def _sacct_table(job_ids) -> str:
     """What `make test-cluster` prints: sacct's table of the run's jobs."""
     return subprocess.run(
         ["sacct", "-j", ",".join(map(str, job_ids)), "--format",
-         "JobID,JobName%12,Partition,Account,AllocCPUS,ReqMem,MaxRSS,Elapsed,State,ExitCode"],
+         "JobID,Comment%48,Partition,Account,AllocCPUS,ReqMem,MaxRSS,Elapsed,State,ExitCode"],
         capture_output=True, text=True, check=True, timeout=60).stdout
 
 

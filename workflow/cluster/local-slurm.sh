@@ -170,6 +170,7 @@ JobAcctGatherParams=OverMemoryKill
 AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=localhost
 AccountingStorageEnforce=associations
+AccountingStoreFlags=job_comment
 JobCompType=jobcomp/none
 InactiveLimit=0
 KillWait=10
