@@ -16,10 +16,10 @@ import sys
 # activated or not: its directory goes first on PATH, which the jobs inherit (on a SLURM
 # cluster through sbatch --export=ALL; the job's own Snakemake is the same Python on the
 # shared file system). A conda environment (--software-deployment-method conda) is
-# activated in front of it.
+# activated in front of it. (The Snakefile declares PATH in envvars.)
 _BIN = os.path.dirname(sys.executable)
 os.environ["PATH"] = os.pathsep.join(
-    [_BIN, *(p for p in os.environ.get("PATH", "").split(os.pathsep) if p != _BIN)]
+    [_BIN, *(p for p in os.environ["PATH"].split(os.pathsep) if p != _BIN)]
 )
 _SRC = os.path.join(workflow.basedir, "src")
 CRFSDCA = "python -m crfsdca"
