@@ -264,8 +264,8 @@ def test_a_failing_job_is_reported_with_its_slurm_log_retried_and_leaves_no_outp
     assert "Error in rule fail" in output
     for _, slurm_id, log in submitted:
         # Snakemake reports each failed attempt with its SLURM log, which says why
-        assert re.search(rf"SLURM-job '{slurm_id}' failed, SLURM status is: 'FAILED'"
-                         rf".*\n\s*log: .*{re.escape(log)}", output), output
+        assert re.search(rf"SLURM-job '{slurm_id}' failed, SLURM status is: 'FAILED'.*\n"
+                         rf"(?:\s+\w+: .*\n)*?\s+log: .*{re.escape(log)}", output), output
         assert "failing on purpose" in Path(log).read_text(), Path(log).read_text()
     jobs = _sacct([s for _, s, _ in submitted])
     assert [rows[0]["State"] for rows in jobs.values()] == ["FAILED"] * (1 + retries), jobs
@@ -275,11 +275,21 @@ def test_a_failing_job_is_reported_with_its_slurm_log_retried_and_leaves_no_outp
 
 
 def test_a_job_over_its_memory_is_killed_by_slurm_and_reported(failing):
+    """local-slurm.sh enforces memory with jobacct_gather's OverMemoryKill (no cgroups on
+    such a machine): the step is killed within a second of going over --mem, sacct shows
+    it CANCELLED (OUT_OF_MEMORY needs the cgroup plugins), its job FAILED, and the SLURM
+    log that Snakemake names says why."""
     run = _on_cluster(failing, "hog.txt", "--retries", "0", timeout=900)
     output = run.stdout + run.stderr
     assert run.returncode != 0, output
     [(_, slurm_id, log)] = _submissions(output)
+    assert re.search(rf"SLURM-job '{slurm_id}' failed.*\n(?:\s+\w+: .*\n)*?"
+                     rf"\s+log: .*{re.escape(log)}", output), output
+    text = Path(log).read_text()
+    assert re.search(r"StepId=\d+\.0 exceeded memory limit \(\d+ > 1048576000\), being "
+                     r"killed", text), text  # 1000 MB, the rule's mem_mb
     rows = _sacct([slurm_id])[slurm_id]
-    assert "OUT_OF_MEMORY" in {r["State"] for r in rows}, rows
-    assert "OUT_OF_MEMORY" in output, output  # Snakemake says why the job failed
+    assert rows[0]["State"] == "FAILED", rows
+    assert any(r["State"] in ("CANCELLED", "OUT_OF_MEMORY") or r["State"].startswith(
+        "CANCELLED") for r in rows[1:]), rows
     assert not (failing / "hog.txt").exists()
