@@ -1,6 +1,8 @@
 # Two entry points of the README's quick start:
 #   make reproduce   set up the environment and run the full reproduction (snakemake --cores 8)
 #   make test        set up the environment and run the test suite (what CI runs)
+#   make test-cluster  the smoke workflow on a one-node SLURM that it stands up and tears
+#                    down (root, Debian: workflow/cluster/local-slurm.sh)
 # and, after a reproduction, make report-html (PROFILE=workflow/profiles/smoke after
 # make smoke): the HTML report and a PNG of what a browser shows of it.
 PYTHON ?= python3
@@ -8,7 +10,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 CORES  ?= 8
 
-.PHONY: reproduce test smoke lint bench clean-results report-html
+.PHONY: reproduce test test-cluster smoke lint bench clean-results report-html
 
 $(BIN)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,7 +22,12 @@ reproduce: $(BIN)/.installed
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/snakemake --cores $(CORES)
 
 test: lint
-	PATH=$(abspath $(BIN)):$$PATH $(BIN)/python -m pytest -q
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/python -m pytest -q -m "not cluster"
+
+# The smoke profile through workflow/profiles/slurm on a real (one-node) SLURM, compared
+# with a local smoke run; prints sacct's table of the jobs. Needs root (apt-get, daemons).
+test-cluster: $(BIN)/.installed
+	workflow/cluster/local-slurm.sh $(BIN)/python -m pytest -v -s -m cluster tests/test_cluster.py
 
 smoke: $(BIN)/.installed
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/snakemake --cores 2 --profile workflow/profiles/smoke

@@ -17,6 +17,13 @@ configfile: "config.yaml"
 
 validate(config, "workflow/schemas/config.schema.yaml")
 
+
+# common.smk puts the directory of the Python that runs Snakemake first on PATH, so that
+# every job's `python` is that one (a cluster job inherits PATH)
+envvars:
+    "PATH",
+
+
 # Long CPU-bound jobs (train and crfsuite, whose solver seconds are compared, and optimum)
 # must not share a core: at most one per CPU core, whatever --cores says, so that
 # `snakemake --cores 8` on a smaller machine keeps the timings honest

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import collections
 import copy
-import importlib.util
 import os
 import re
 import shutil
@@ -142,17 +141,7 @@ def _dry_run(work: Path, *args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300)
 
 
-def _has_slurm_plugin() -> bool:
-    return importlib.util.find_spec("snakemake_executor_plugin_slurm") is not None
-
-
-@pytest.mark.parametrize("profile", [
-    None,
-    "smoke",
-    pytest.param("slurm", marks=pytest.mark.skipif(
-        not _has_slurm_plugin(), reason="the slurm profile needs snakemake-executor-plugin-"
-        "slurm, an optional extra not installed (pip install -e '.[cluster]')")),
-])
+@pytest.mark.parametrize("profile", [None, "smoke", "slurm"])
 def test_dry_run_on_a_fresh_clone(tmp_path, profile):
     work = _fresh_clone(tmp_path)
     run = _dry_run(work, *(["--profile", f"workflow/profiles/{profile}"] if profile else []))

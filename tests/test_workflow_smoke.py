@@ -92,13 +92,14 @@ def _smoke_workflow(work: Path) -> SimpleNamespace:
 
 
 def _planned_jobs(output: str) -> tuple[collections.Counter, list[dict]]:
-    """(jobs per rule, wildcards of every job) from a dry run's output."""
+    """(jobs per rule, rule, wildcards and local (a local rule's job) of every job) from a
+    dry run's output."""
     jobs, rule = [], None
     for line in output.splitlines():
-        m = re.match(r"^(?:local)?rule (\w+):$", line.strip())
+        m = re.match(r"^(local)?rule (\w+):$", line.strip())
         if m:
-            rule = m.group(1)
-            jobs.append({"rule": rule})
+            rule = m.group(2)
+            jobs.append({"rule": rule, "local": bool(m.group(1))})
             continue
         m = re.match(r"^wildcards: (.*)$", line.strip())
         if m and rule is not None:
@@ -293,7 +294,8 @@ def _check_terminated_run(work: Path, wf: SimpleNamespace) -> None:
         planned = _planned_jobs(again.stdout + again.stderr)[1]
         if not keep:  # the failed job's files are gone: the next call reruns it
             assert not (run / "meta.json").exists()
-            assert {"rule": "train", "dataset": dataset, "run": rid} in planned, again.stdout
+            job = {"rule": "train", "local": False, "dataset": dataset, "run": rid}
+            assert job in planned, again.stdout
         else:
             assert json.loads((run / "meta.json").read_text())["status"] == "terminated"
             assert (run / "trace.csv").stat().st_size > 0 and (run / "weights.h5").exists()

@@ -1,5 +1,6 @@
 # Paths and helpers shared by the rules (functions only, no rules).
 
+import errno
 import itertools
 import json
 import os
@@ -11,6 +12,15 @@ import sys
 # checkout's src/, whatever environment runs it (the Makefile's virtual environment, or the
 # conda environment below). The workflow itself reads the package's pure-Python tables
 # (solvers and their options, figures and tables, import closures) from the same src/.
+# `python` in those commands is the Python that runs Snakemake, virtual environment
+# activated or not: its directory goes first on PATH, which the jobs inherit (on a SLURM
+# cluster through sbatch --export=ALL; the job's own Snakemake is the same Python on the
+# shared file system). A conda environment (--software-deployment-method conda) is
+# activated in front of it. (The Snakefile declares PATH in envvars.)
+_BIN = os.path.dirname(sys.executable)
+os.environ["PATH"] = os.pathsep.join(
+    [_BIN, *(p for p in os.environ["PATH"].split(os.pathsep) if p != _BIN)]
+)
 _SRC = os.path.join(workflow.basedir, "src")
 CRFSDCA = "python -m crfsdca"
 if os.path.isdir(_SRC):
@@ -248,47 +258,60 @@ def train_sources(wildcards):
 
 
 def _dataset_sizes(path):
-    """The sizes of a featurized file, or None before it exists (a dry run on a fresh
-    clone: Snakemake evaluates resources again once the job's input is there)."""
-    return memory.DataSizes.of_file(path) if os.path.exists(path) else None
+    """The sizes of a featurized file. Before the file exists (a dry run on a fresh clone,
+    or a job whose featurize job has not run yet) this raises FileNotFoundError naming the
+    file: Snakemake then shows the job's mem_mb as <TBD> and evaluates it again once the
+    input is there, so a cluster job never asks for a made-up default."""
+    if not os.path.exists(path):
+        raise FileNotFoundError(
+            errno.ENOENT,
+            f"featurized dataset {path} not found (memory of the job)",
+            path,
+        )
+    return memory.DataSizes.of_file(path)
 
 
 def _mem_mb(nbytes):
     return int(nbytes / memory.MIB) + 1
 
 
-BASE_MEM_MB = _mem_mb(memory.BASE_JOB_BYTES)
-
-
 def train_mem_mb(wildcards, input):
     """Memory of a run (crfsdca.memory: its dataset, its solver's state, the process)."""
     sizes = _dataset_sizes(input.data)
-    if sizes is None:
-        return BASE_MEM_MB
     solver, options, _ = RUNS[(wildcards.dataset, wildcards.run)]
     return _mem_mb(memory.train_job_bytes(solver, options, sizes))
 
 
+def _on_cluster():
+    """Jobs go to a cluster (an executor plugin such as slurm), or this is such a job (the
+    job's own Snakemake, which has --cores all: the node's cores, not the job's)."""
+    return workflow.non_local_exec or workflow.remote_exec
+
+
 def optimum_threads(wildcards):
     """The optimum's full-batch passes use every core a job may hold (--cores, and at most
-    one long job per core: the cpu_jobs limit), or config optimum.threads."""
+    one long job per core: the cpu_jobs limit), or config optimum.threads. On a cluster
+    every job is its own allocation: optimum.threads, else 1 (the job asks SLURM for as
+    many CPUs; the submitting Snakemake has no --cores, and the job's own must not count
+    the node's cores, or its srun asks for more CPUs than the job holds)."""
+    if config["optimum"].get("threads"):
+        return int(config["optimum"]["threads"])
+    if _on_cluster():
+        return 1
+    cores = workflow.global_resources.get("_cores")
+    cores = getattr(cores, "value", cores)  # a Resource in Snakemake 9
     cpu_jobs = workflow.global_resources.get("cpu_jobs")
-    cpu_jobs = getattr(cpu_jobs, "value", cpu_jobs)  # a Resource in Snakemake 9
-    limit = min(workflow.cores, int(cpu_jobs or workflow.cores))
-    return int(config["optimum"].get("threads") or limit)
+    cpu_jobs = getattr(cpu_jobs, "value", cpu_jobs)
+    return min(int(cores), int(cpu_jobs or cores))
 
 
 def optimum_mem_mb(wildcards, input):
     sizes = _dataset_sizes(input.data)
-    if sizes is None:
-        return BASE_MEM_MB
     return _mem_mb(memory.optimum_job_bytes(config["optimum"]["maxcor"], sizes))
 
 
 def crfsuite_mem_mb(wildcards, input):
     sizes = _dataset_sizes(input.data)
-    if sizes is None:
-        return BASE_MEM_MB
     return _mem_mb(memory.crfsuite_job_bytes(config["crfsuite"]["num_memories"], sizes))
 
 
