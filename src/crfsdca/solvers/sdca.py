@@ -152,7 +152,7 @@ class SDCA(Solver):
                 SDCAState(w, v, mu_unary, mu_pair, entropies, np.zeros(3),
                           np.zeros(N_COUNTERS, dtype=np.int64), np.zeros(1)),
                 SDCABuffers(make_workspace(max_len, K), aligned_zeros(vsize),
-                            aligned_zeros(3 * K), aligned_zeros(K * K)),
+                            aligned_zeros(3 * K), aligned_zeros(K * K), aligned_zeros(K * K)),
                 make_sampler(o["sampler"], o["non_uniformity"], len(members),
                              None if lipschitz is None else lipschitz[members]),
                 make_rng(seed if t == 0 else seed * 1_000_003 + t)))

@@ -23,8 +23,9 @@ from ..jit import NJIT, NJIT_FAST, atomic_add, cycles, prefetch_range
 from ..model.chain import chain_entropy
 from ..model.fastmath import flog
 from ..model.oracle import (
+    NO_LABELS,
     Workspace,
-    forward_backward,
+    chain_marginals,
     sum_products,
     transition_offset,
     transition_potentials,
@@ -67,6 +68,7 @@ class SDCABuffers(NamedTuple):
     v_emission: np.ndarray  # max distinct attributes * K
     v_bias: np.ndarray  # 3K
     v_trans: np.ndarray  # KK
+    w_trans: np.ndarray  # KK: the transition weights the oracle read (threads change w)
 
 
 class SDCAOptions(NamedTuple):
@@ -442,6 +444,17 @@ def _apply_primal_l1(st, idx, buf, blk, gamma, atomic):
 
 
 @njit(**NJIT)
+def _read_transitions(w, n_attr, K, buf):
+    """Copy the transition block of w into ``buf.w_trans`` and its potentials
+    exp(W - max W) into the oracle's workspace; returns max W. The oracle and the gap
+    identity then use the same W, also while other threads add to w."""
+    ow = transition_offset(n_attr, K)
+    for j in range(K * K):
+        buf.w_trans[j] = w[ow + j]
+    return transition_potentials(buf.w_trans, 0, K, buf.ws.trans)
+
+
+@njit(**NJIT)
 def sdca_step(i, w, n_attr, K, idx, st, buf, opt):
     """One SDCA iteration on sequence i; returns (fresh gap g_i, step size gamma)."""
     lam_n, method, tol = opt.lam_n, opt.method, opt.tol
@@ -455,13 +468,13 @@ def sdca_step(i, w, n_attr, K, idx, st, buf, opt):
     prefetch_range(st.mu_pair, p0, p0 + (T - 1) * K * K)
     prefetch_range(st.mu_unary, u0, u0 + T * K)
     unary_scores(w, n_attr, K, idx, i, ws.scores)
-    tmax = transition_potentials(w, transition_offset(n_attr, K), K, ws.trans)
-    logz = forward_backward(ws, T, K, tmax, w, n_attr)
+    tmax = _read_transitions(w, n_attr, K, buf)
+    logz = chain_marginals(ws, T, K, buf.w_trans, 0, tmax, 0.0, NO_LABELS, 0, False)[0]
     st.counters[ORACLE] += 1
     c_oracle = cycles()
     # 2. gap, delta and derivatives at 0
     gap, fph0 = _first_pass(st.mu_unary, u0, st.mu_pair, p0, ws.unary, ws.pair, T, K,
-                            buf.v_trans, ws.scores, w, transition_offset(n_attr, K), logz,
+                            buf.v_trans, ws.scores, buf.w_trans, 0, logz,
                             st.entropies[i])
     d_unary = ws.unary
     d_pair = ws.pair
@@ -663,17 +676,17 @@ def sdca_run(n_steps, w, n_attr, K, idx, st, buf, sampler, rng, opt, members):
 def refresh_gaps(w, n_attr, K, idx, st, buf, sampler, members):
     """Recompute the stored gap of the sequences ``members`` (``sampler``'s) at w."""
     ws = buf.ws
-    tmax = transition_potentials(w, transition_offset(n_attr, K), K, ws.trans)
+    tmax = _read_transitions(w, n_attr, K, buf)
     total = 0.0
     for j in range(len(members)):
         i = members[j]
         start = idx.offsets[i]
         T = idx.offsets[i + 1] - start
         unary_scores(w, n_attr, K, idx, i, ws.scores)
-        logz = forward_backward(ws, T, K, tmax, w, n_attr)
+        logz = chain_marginals(ws, T, K, buf.w_trans, 0, tmax, 0.0, NO_LABELS, 0, False)[0]
         gap = _first_pass(st.mu_unary, start * K, st.mu_pair, (start - i) * K * K, ws.unary,
-                          ws.pair, T, K, buf.v_trans, ws.scores, w,
-                          transition_offset(n_attr, K), logz, st.entropies[i])[0]
+                          ws.pair, T, K, buf.v_trans, ws.scores, buf.w_trans, 0, logz,
+                          st.entropies[i])[0]
         record_gap(sampler, j, gap)
         total += sampler.gaps[j]
     st.counters[ORACLE] += len(members)
