@@ -57,6 +57,12 @@ def random_weights(problem: Problem, scale: float = 0.1, seed: int = 0) -> np.nd
     return np.random.default_rng(seed).normal(scale=scale, size=problem.dim)
 
 
+def first_row(rows, reached):
+    """The first of ``rows`` for which ``reached(row)`` holds (a solver's first point at a
+    target), or None."""
+    return next((r for r in rows if reached(r)), None)
+
+
 def best_time(fn, repeat: int = 3) -> float:
     """Best wall-clock seconds of ``repeat`` calls (after one warm-up call)."""
     fn()

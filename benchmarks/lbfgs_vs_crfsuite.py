@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from common import ROOT, load_problem, machine, markdown_table
+from common import ROOT, first_row, load_problem, machine, markdown_table
 
 from crfsdca.crfsuite import train_crfsuite
 from crfsdca.optimum import read_optimum
@@ -33,10 +33,8 @@ TARGETS = (1e-2, 1e-4)
 
 def first(points, p_star, target):
     """(seconds, iterations, evaluations) of the first point with (P - P*)/|P*| <= target."""
-    for seconds, value, iterations, evals in points:
-        if (value - p_star) / abs(p_star) <= target:
-            return seconds, iterations, evals
-    return math.inf, math.inf, math.inf
+    point = first_row(points, lambda pt: (pt[1] - p_star) / abs(p_star) <= target)
+    return (math.inf,) * 3 if point is None else (point[0], point[2], point[3])
 
 
 def ours(problem, memory: int, iterations: int):

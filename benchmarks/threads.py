@@ -20,7 +20,14 @@ import argparse
 import math
 import sys
 
-from common import best_time, featurized_problems, machine, markdown_table, random_weights
+from common import (
+    best_time,
+    featurized_problems,
+    first_row,
+    machine,
+    markdown_table,
+    random_weights,
+)
 
 from crfsdca.model.objective import primal_and_gradient
 from crfsdca.solvers.monitor import Monitor
@@ -33,7 +40,8 @@ GAP_TARGET = 1e-5
 
 def first_time(rows, value, target):
     """Solver seconds of the first monitor row with value(row) <= target (inf if none)."""
-    return next((r["seconds"] for r in rows if value(r) <= target), math.inf)
+    row = first_row(rows, lambda r: value(r) <= target)
+    return math.inf if row is None else row["seconds"]
 
 
 def gradient_seconds(p, threads: int) -> float:
