@@ -307,6 +307,15 @@ def _apply_dual(mu_unary, u0, mu_pair, p0, d_unary, d_pair, T, K, gamma):
 
 
 @njit(**NJIT)
+def _move_dual(mu_unary, u0, mu_pair, p0, d_unary, d_pair, T, K, gamma):
+    """mu_i += gamma delta, when the line search already knows the new entropy."""
+    for j in range(T * K):
+        mu_unary[u0 + j] += gamma * d_unary[j]
+    for j in range((T - 1) * K * K):
+        mu_pair[p0 + j] += gamma * d_pair[j]
+
+
+@njit(**NJIT)
 def _store_applied_delta(mu_unary, u0, mu_pair, p0, d_unary, d_pair, T, K, gamma):
     """Low-precision store: write mu + gamma delta, then set delta to the change really stored.
 
@@ -391,12 +400,12 @@ def _quadratic(blk, st, idx, buf, gamma):
 
 @njit(**NJIT)
 def _line_eval(blk, st, idx, buf, d_unary, d_pair, gamma):
-    """(f'(gamma), f''(gamma), f(gamma) - f(0) + H~(mu_i)) of the line-search objective
-    f(gamma) = H~(mu_i + gamma delta) - lam n g*(v + gamma u)."""
+    """(f'(gamma), f''(gamma), f(gamma) - f(0) + H~(mu_i), H~(mu_i + gamma delta)) of the
+    line-search objective f(gamma) = H~(mu_i + gamma delta) - lam n g*(v + gamma u)."""
     fph, fpph, h = _evaluate(st.mu_unary, blk.u0, st.mu_pair, blk.p0, d_unary, d_pair,
                              blk.T, blk.K, gamma)
     d1, d2, val = _quadratic(blk, st, idx, buf, gamma)
-    return fph - blk.lam_n * d1, fpph - blk.lam_n * d2, h - blk.lam_n * val
+    return fph - blk.lam_n * d1, fpph - blk.lam_n * d2, h - blk.lam_n * val, h
 
 
 @njit(**NJIT)
@@ -489,6 +498,7 @@ def sdca_step(i, w, n_attr, K, idx, st, buf, opt):
     fp0 = fph0 - lam_n * wv
     gamma = 0.0
     evals = 0
+    h_ls = np.nan  # the entropy at the accepted gamma, when the line search evaluated it
     if method == FIXED:
         gamma = opt.fixed_step
     elif fp0 > 0.0:
@@ -496,13 +506,17 @@ def sdca_step(i, w, n_attr, K, idx, st, buf, opt):
         if (method == NEWTON or method == SINGLE_NEWTON) and opt.midpoint:
             gamma, evals = _rtsafe(blk, st, idx, buf, d_unary, d_pair, tol, max_evals)
         elif method == NEWTON or method == SINGLE_NEWTON:
-            gamma, evals = _newton(blk, st, idx, buf, d_unary, d_pair, fp0, tol, max_evals)
+            gamma, evals, h_ls = _newton(blk, st, idx, buf, d_unary, d_pair, fp0, tol,
+                                         max_evals)
         else:
             gamma, evals = _golden(blk, st, idx, buf, d_unary, d_pair, h_old, tol)
     c_end_ls = cycles()
     # 5. updates: the dual block (with its new entropy), then w
     if gamma != 0.0:
-        if opt.exact_store:
+        if opt.exact_store and not np.isnan(h_ls):
+            h_new = h_ls
+            _move_dual(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, gamma)
+        elif opt.exact_store:
             h_new = _apply_dual(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, gamma)
         else:
             _store_applied_delta(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, gamma)
@@ -551,10 +565,13 @@ def _newton(blk, st, idx, buf, d_unary, d_pair, fp0, tol, max_evals):
     without L1, ``math.md`` section 5.3): on the datasets here this needs fewer
     evaluations than a first Newton step from 0, where the log-barrier of small
     marginals makes f''(0) huge. A Newton step is taken when it stays inside the bracket
-    and the previous step at least halved |f'|; otherwise the bracket is bisected. As
-    in Numerical Recipes' rtsafe, returns the next point once a step is shorter than
-    ``tol``, or after ``max_evals`` evaluations (1: the single-Newton-step variant).
-    Returns (gamma, evaluations).
+    and the previous step at least halved |f'|; otherwise the bracket is bisected.
+    Stops once the next step would be shorter than ``tol`` and returns the point just
+    evaluated, which is then within about ``tol`` of the maximizer: its entropy
+    H~(mu_i + gamma delta) is known, so the update need not take a logarithm again
+    (``math.md`` section 5.3). After ``max_evals`` evaluations it returns the next point
+    instead (1: the single-Newton-step variant, whose step is the Newton point).
+    Returns (gamma, evaluations, the entropy at gamma or NaN if gamma was not evaluated).
     """
     lo = 0.0
     hi = 1.0
@@ -562,7 +579,7 @@ def _newton(blk, st, idx, buf, d_unary, d_pair, fp0, tol, max_evals):
     fp_prev = np.inf
     evals = 0
     for _ in range(max_evals):
-        fp, fpp, _f = _line_eval(blk, st, idx, buf, d_unary, d_pair, gamma)
+        fp, fpp, _f, h = _line_eval(blk, st, idx, buf, d_unary, d_pair, gamma)
         evals += 1
         if fp > 0.0:
             lo = gamma
@@ -572,11 +589,10 @@ def _newton(blk, st, idx, buf, d_unary, d_pair, fp0, tol, max_evals):
         if not (lo < new < hi) or abs(fp) > 0.5 * abs(fp_prev):
             new = 0.5 * (lo + hi)
         fp_prev = fp
-        step = new - gamma
+        if abs(new - gamma) < tol and max_evals > 1:
+            return gamma, evals, h
         gamma = new
-        if abs(step) < tol:
-            break
-    return gamma, evals
+    return gamma, evals, np.nan
 
 
 @njit(**NJIT)
@@ -605,7 +621,7 @@ def _rtsafe(blk, st, idx, buf, d_unary, d_pair, tol, max_evals):
     gamma = 0.5
     dx_old = 1.0
     dx = 1.0
-    fp, fpp, _f = _line_eval(blk, st, idx, buf, d_unary, d_pair, gamma)
+    fp, fpp, _f, _h = _line_eval(blk, st, idx, buf, d_unary, d_pair, gamma)
     evals = 1
     for _ in range(MAX_LINE_SEARCH_ITERATIONS):
         newton = fp / fpp
@@ -623,7 +639,7 @@ def _rtsafe(blk, st, idx, buf, d_unary, d_pair, tol, max_evals):
         if gamma != prev:  # [LP] evaluates again at an unchanged point: same values
             if evals >= max_evals:
                 break
-            fp, fpp, _f = _line_eval(blk, st, idx, buf, d_unary, d_pair, gamma)
+            fp, fpp, _f, _h = _line_eval(blk, st, idx, buf, d_unary, d_pair, gamma)
             evals += 1
         if fp > 0.0:  # f' decreases: the root is to the right
             lo = gamma
