@@ -36,6 +36,11 @@ def test_full_batch_passes_agree_across_thread_counts(threads):
     assert fk == pytest.approx(f1, rel=1e-12)
     np.testing.assert_allclose(gk, g1, rtol=1e-12, atol=1e-14)
     assert again[0] == fk and np.array_equal(again[1], gk)  # bitwise for a thread count
+    mask = (rng.random(len(w)) < 0.5).astype(np.uint8)
+    masked = primal_and_gradient(w, seq, 20, 5, 0.1, mask=mask, threads=threads)[1]
+    np.testing.assert_allclose(masked, g1 * mask, rtol=1e-12, atol=1e-14)
+    np.testing.assert_array_equal(primal_and_gradient(w, seq, 20, 5, 0.1, mask=mask)[1],
+                                  g1 * mask)
     assert primal(w, seq, 20, 5, 0.1, threads=threads) == pytest.approx(f1, rel=1e-12)
     np.testing.assert_array_equal(predict(w, seq, 20, 5, threads=threads),
                                   predict(w, seq, 20, 5))
