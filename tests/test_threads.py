@@ -3,11 +3,14 @@
 import numpy as np
 import pytest
 from bruteforce import random_split
+from numba import njit
 from scipy_reference import lbfgs_optimum
 
 from crfsdca.data.radii import squared_radii
 from crfsdca.data.synthetic import synthetic_sequences
 from crfsdca.errors import ConfigError
+from crfsdca.jit import lock, unlock
+from crfsdca.model.features import soft_threshold
 from crfsdca.model.objective import (
     block_gaps,
     predict,
@@ -18,6 +21,7 @@ from crfsdca.model.objective import (
 from crfsdca.solvers.base import Problem
 from crfsdca.solvers.registry import SAMPLERS, make_solver
 from crfsdca.solvers.sdca import lane_members
+from crfsdca.threads import run_parallel
 
 
 def problem(n=60, K=4, A=30, seed=2, l1=0.0):
@@ -101,6 +105,8 @@ def test_parallel_sdca_with_l1_and_float32():
         assert -1e-12 <= gap < 1e-9
         radius += np.sqrt(2 * (max(gap, 0.0) + 1e-12) / p.lam)
     assert np.linalg.norm(s.weights() - ref.weights()) <= radius
+    # each row is changed under its lock: w = S_kappa(v) holds exactly after the threads
+    np.testing.assert_array_equal(s.weights(), soft_threshold(s.state.v, p.kappa))
     f32 = make_solver("sdca", problem(), seed=0, threads=2, store_dtype="float32")
     f32.run(30 * p.n)
     assert primal(f32.weights(), p.train, p.n_attributes, p.n_labels, p.lam) - f32.dual() \
@@ -117,3 +123,21 @@ def test_threads_are_refused_where_a_solver_has_none():
     ref = make_solver("lbfgs", problem())
     ref.run(3)
     np.testing.assert_allclose(lb.weights(), ref.weights(), rtol=1e-9, atol=1e-12)
+
+
+@njit(nogil=True)
+def _count_under_lock(counts, locks, rounds):
+    for _ in range(rounds):
+        lock(locks, 0)
+        counts[0] += 1.0  # read-modify-write: two threads lose updates without the lock
+        counts[1] = counts[0]
+        unlock(locks, 0)
+
+
+def test_the_lock_loses_no_update():
+    counts = np.zeros(2)
+    locks = np.zeros(16, dtype=np.int32)
+    rounds = 200_000
+    run_parallel([lambda: _count_under_lock(counts, locks, rounds)] * 4)
+    assert counts[0] == counts[1] == 4 * rounds
+    assert locks[0] == 0  # released

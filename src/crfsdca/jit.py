@@ -16,9 +16,12 @@ facilities numba does not expose.
 - :func:`prefetch_range` issues ``llvm.prefetch`` for every cache line of an array slice:
   SDCA prefetches the sampled sequence's block of the marginal store before running the
   oracle, so that the block arrives from memory while forward-backward computes;
-- :func:`atomic_add` adds to an array entry with one atomic instruction: the threads of
-  parallel SDCA update the shared weights without locks and without losing an update,
-  so that w = w_hat(mu) holds whatever the interleaving.
+- :func:`atomic_add` adds to an array entry with one atomic instruction, and
+  :func:`lock` / :func:`unlock` hold a spin lock (an int32 entry, acquire and release
+  ordering): the threads of parallel SDCA add to the shared weights a row at a time
+  under the row's lock, so that no update is lost and w = w_hat(mu) holds whatever the
+  interleaving. One lock per row of K weights costs one locked instruction where
+  ``atomic_add`` on each entry costs K, each of which also waits for its cache line.
 """
 
 import numpy as np
@@ -127,3 +130,58 @@ def _atomic_fadd(typingctx, arr, index, value):
 def atomic_add(arr, index, value):
     """arr[index] += value as one atomic operation; returns the value before."""
     return _atomic_fadd(arr, index, value)
+
+
+def _lock_pointer(context, builder, signature, args):
+    aryty = signature.args[0]
+    ary = context.make_array(aryty)(context, builder, args[0])
+    return cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]],
+                                    wraparound=False)
+
+
+def _is_lock_array(arr, index):
+    return (isinstance(arr, types.Array) and arr.dtype == types.int32
+            and isinstance(index, types.Integer))
+
+
+@intrinsic
+def _try_lock(typingctx, locks, index):
+    if not _is_lock_array(locks, index):
+        return None
+    sig = types.boolean(locks, index)
+
+    def codegen(context, builder, signature, args):
+        ptr = _lock_pointer(context, builder, signature, args)
+        i32 = ir.IntType(32)
+        res = builder.cmpxchg(ptr, i32(0), i32(1), "acquire", "monotonic")
+        return builder.extract_value(res, 1)
+
+    return sig, codegen
+
+
+@intrinsic
+def _release(typingctx, locks, index):
+    if not _is_lock_array(locks, index):
+        return None
+    sig = types.void(locks, index)
+
+    def codegen(context, builder, signature, args):
+        ptr = _lock_pointer(context, builder, signature, args)
+        builder.store_atomic(ir.IntType(32)(0), ptr, "release", 4)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@njit(inline="always", cache=True)
+def lock(locks, index):
+    """Spin until this thread holds lock ``locks[index]`` (int32, 0 = free)."""
+    while not _try_lock(locks, index):
+        pass
+
+
+@njit(inline="always", cache=True)
+def unlock(locks, index):
+    """Release lock ``locks[index]``: this thread's writes before it are visible to the
+    next holder."""
+    _release(locks, index)

@@ -39,6 +39,7 @@ from .sdca_kernel import (
     SDCAOptions,
     SDCAState,
     refresh_gaps,
+    row_locks,
     sdca_run,
 )
 
@@ -145,12 +146,13 @@ class SDCA(Solver):
         lipschitz = None if p.radii is None else p.lam + np.asarray(p.radii) / n
         max_len = int(np.max(p.train.lengths()))
         vsize = max(max_distinct_attributes(self.index), 1) * K
+        locks = row_locks()
         self.lanes = []
         for t, members in enumerate(lane_members(n, self.threads, seed)):
             self.lanes.append(_Lane(
                 members,
                 SDCAState(w, v, mu_unary, mu_pair, entropies, np.zeros(3),
-                          np.zeros(N_COUNTERS, dtype=np.int64), np.zeros(1)),
+                          np.zeros(N_COUNTERS, dtype=np.int64), np.zeros(1), locks),
                 SDCABuffers(make_workspace(max_len, K), aligned_zeros(vsize),
                             aligned_zeros(3 * K), aligned_zeros(K * K), aligned_zeros(K * K)),
                 make_sampler(o["sampler"], o["non_uniformity"], len(members),
@@ -195,8 +197,6 @@ class SDCA(Solver):
                     c, lane.state.w, p.n_attributes, p.n_labels, self.index, lane.state,
                     lane.buffers, lane.sampler, lane.rng, self.options, lane.members))
                 for lane, c in zip(self.lanes, lane_steps(k, samplers, p.n), strict=True)])
-        if self.threads > 1 and p.l1:  # threads may have written w_j from a stale v_j
-            self.state.w[:] = soft_threshold(self.state.v, p.kappa)
 
     def prepare(self) -> None:
         self._run_lanes(0)

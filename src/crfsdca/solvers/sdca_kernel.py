@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..jit import NJIT, NJIT_FAST, atomic_add, cycles, prefetch_range
+from ..jit import NJIT, NJIT_FAST, cycles, lock, prefetch_range, unlock
 from ..model.chain import chain_entropy
 from ..model.fastmath import flog
 from ..model.oracle import (
@@ -61,6 +61,7 @@ class SDCAState(NamedTuple):
     scalars: np.ndarray  # float64: ||w||^2, sum_i H_i, sum of stored gaps
     counters: np.ndarray  # int64, see above
     sums: np.ndarray  # float64 accumulators (step sizes)
+    locks: np.ndarray  # int32, shared by the threads: the locks of w's rows (row_locks)
 
 
 class SDCABuffers(NamedTuple):
@@ -82,7 +83,7 @@ class SDCAOptions(NamedTuple):
     midpoint: bool  # the paper's rtsafe from 0.5 instead of our regula-falsi start
     mask: np.ndarray  # the feature mask (uint8 per weight), empty: every weight
     kappa: float  # l1 / lam: the L1 threshold of the elastic net (0: ridge only)
-    atomic: bool  # other threads update w too: add to it atomically
+    atomic: bool  # other threads update w too: add to it under the rows' locks
 
 
 @njit(**NJIT_FAST)
@@ -254,29 +255,56 @@ def _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, scale, v_em, v_b
     return wv, vv
 
 
+LOCK_STRIPES = 1024  # locks of the attribute rows (row a takes stripe a % LOCK_STRIPES)
+_LOCK_SPACING = 16  # int32 per lock: one lock per cache line, so threads do not contend
+# for a line unless they want the same lock
+
+
+def row_locks() -> np.ndarray:
+    """The locks of parallel SDCA (all free): LOCK_STRIPES stripes for the attribute rows
+    of w, then one for the bias block and one for the transition block; small enough to
+    stay in cache, where a lock per attribute would be one more cache miss per row."""
+    return np.zeros((LOCK_STRIPES + 2) * _LOCK_SPACING, dtype=np.int32)
+
+
 @njit(inline="always", **NJIT)
-def _add(w, j, x, atomic):
-    if atomic:
-        atomic_add(w, j, x)
-    else:
-        w[j] += x
+def _row_lock(a):
+    """The lock of attribute row a."""
+    return (a % LOCK_STRIPES) * _LOCK_SPACING
+
+
+BIAS_LOCK = LOCK_STRIPES * _LOCK_SPACING
+TRANS_LOCK = BIAS_LOCK + _LOCK_SPACING
 
 
 @njit(**NJIT)
-def _apply_primal(w, n_attr, K, idx, i, gamma, v_em, v_bias, v_trans, atomic):
-    """w += gamma u on the support of the direction (atomically when threads share w)."""
+def _apply_primal(w, n_attr, K, idx, i, gamma, v_em, v_bias, v_trans, locks, atomic):
+    """w += gamma u on the support of the direction; when threads share w, each row (an
+    attribute's K weights, the bias block, the transition block) under its lock."""
     ua0 = idx.uniq_ptr[i]
     nu = idx.uniq_ptr[i + 1] - ua0
     for r in range(nu):
-        base = idx.uniq_attr[ua0 + r] * K
+        a = idx.uniq_attr[ua0 + r]
+        base = a * K
+        if atomic:
+            lock(locks, _row_lock(a))
         for k in range(K):
-            _add(w, base + k, gamma * v_em[r * K + k], atomic)
+            w[base + k] += gamma * v_em[r * K + k]
+        if atomic:
+            unlock(locks, _row_lock(a))
     ob = n_attr * K
+    if atomic:
+        lock(locks, BIAS_LOCK)
     for j in range(3 * K):
-        _add(w, ob + j, gamma * v_bias[j], atomic)
+        w[ob + j] += gamma * v_bias[j]
+    if atomic:
+        unlock(locks, BIAS_LOCK)
+        lock(locks, TRANS_LOCK)
     ow = ob + 3 * K
     for j in range(K * K):
-        _add(w, ow + j, gamma * v_trans[j], atomic)
+        w[ow + j] += gamma * v_trans[j]
+    if atomic:
+        unlock(locks, TRANS_LOCK)
 
 
 @njit(**NJIT_FAST)
@@ -419,16 +447,10 @@ def _slope_at_one(blk, st, idx, buf):
 
 
 @njit(inline="always", **NJIT)
-def _move_l1(st, j, x, kappa, atomic):
-    """v_j += x, w_j = S_kappa(v_j); returns the change of w_j^2. With threads, v_j is
-    added to atomically and w_j may be written from a stale v_j: the solver recomputes w
-    from v after the threads have run."""
-    if atomic:
-        v = atomic_add(st.v, j, x) + x
-    else:
-        st.v[j] += x
-        v = st.v[j]
-    y = _soft(v, kappa)
+def _move_l1(st, j, x, kappa):
+    """v_j += x, w_j = S_kappa(v_j); returns the change of w_j^2."""
+    st.v[j] += x
+    y = _soft(st.v[j], kappa)
     change = y * y - st.w[j] * st.w[j]
     st.w[j] = y
     return change
@@ -436,19 +458,32 @@ def _move_l1(st, j, x, kappa, atomic):
 
 @njit(**NJIT)
 def _apply_primal_l1(st, idx, buf, blk, gamma, atomic):
-    """v += gamma u and w = S_kappa(v) on the support of u; returns the change of ||w||^2."""
+    """v += gamma u and w = S_kappa(v) on the support of u; returns the change of ||w||^2.
+    With threads, each row under its lock, so that w = S_kappa(v) holds at every unlock."""
     K, kappa = blk.K, blk.kappa
     change = 0.0
     ua0 = idx.uniq_ptr[blk.i]
     for r in range(idx.uniq_ptr[blk.i + 1] - ua0):
-        base = idx.uniq_attr[ua0 + r] * K
+        a = idx.uniq_attr[ua0 + r]
+        base = a * K
+        if atomic:
+            lock(st.locks, _row_lock(a))
         for k in range(K):
-            change += _move_l1(st, base + k, gamma * buf.v_emission[r * K + k], kappa, atomic)
+            change += _move_l1(st, base + k, gamma * buf.v_emission[r * K + k], kappa)
+        if atomic:
+            unlock(st.locks, _row_lock(a))
     ob = blk.n_attr * K
+    if atomic:
+        lock(st.locks, BIAS_LOCK)
     for j in range(3 * K):
-        change += _move_l1(st, ob + j, gamma * buf.v_bias[j], kappa, atomic)
+        change += _move_l1(st, ob + j, gamma * buf.v_bias[j], kappa)
+    if atomic:
+        unlock(st.locks, BIAS_LOCK)
+        lock(st.locks, TRANS_LOCK)
     for j in range(K * K):
-        change += _move_l1(st, ob + 3 * K + j, gamma * buf.v_trans[j], kappa, atomic)
+        change += _move_l1(st, ob + 3 * K + j, gamma * buf.v_trans[j], kappa)
+    if atomic:
+        unlock(st.locks, TRANS_LOCK)
     return change
 
 
@@ -536,7 +571,7 @@ def sdca_step(i, w, n_attr, K, idx, st, buf, opt):
             gamma = 0.0
         elif opt.kappa == 0.0:
             _apply_primal(w, n_attr, K, idx, i, gamma, buf.v_emission, buf.v_bias,
-                          buf.v_trans, opt.atomic)
+                          buf.v_trans, st.locks, opt.atomic)
             st.scalars[W_NORM2] += 2.0 * gamma * wv + gamma * gamma * vv
         else:
             st.scalars[W_NORM2] += _apply_primal_l1(st, idx, buf, blk, gamma, opt.atomic)
