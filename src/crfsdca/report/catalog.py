@@ -111,7 +111,7 @@ FIGURES: dict[str, Artifact] = {a.name: a for a in (
         "SDCA-GAP (gap sampling, non-uniformity 0.8) on 1, 2, ... threads: log10 relative "
         "sub-optimality (P - P*) / P* against solver seconds, one panel per dataset. Each "
         "thread runs SDCA on its own random share of the sequences and all share the "
-        "weights (asynchronous lanes with atomic updates, docs/math.md section 9).",
+        "weights (asynchronous lanes, rows of w updated under locks, docs/math.md section 9).",
         "SDCA-GAP on 1, 2, ... threads (lanes on random shares of the sequences sharing "
         "the weights): relative sub-optimality against solver seconds."),
     Artifact(
