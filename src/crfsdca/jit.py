@@ -16,12 +16,11 @@ facilities numba does not expose.
 - :func:`prefetch_range` issues ``llvm.prefetch`` for every cache line of an array slice:
   SDCA prefetches the sampled sequence's block of the marginal store before running the
   oracle, so that the block arrives from memory while forward-backward computes;
-- :func:`atomic_add` adds to an array entry with one atomic instruction, and
-  :func:`lock` / :func:`unlock` hold a spin lock (an int32 entry, acquire and release
+- :func:`lock` / :func:`unlock` hold a spin lock (an int32 entry, acquire and release
   ordering): the threads of parallel SDCA add to the shared weights a row at a time
   under the row's lock, so that no update is lost and w = w_hat(mu) holds whatever the
-  interleaving. One lock per row of K weights costs one locked instruction where
-  ``atomic_add`` on each entry costs K, each of which also waits for its cache line.
+  interleaving. One lock per row of K weights costs one locked instruction where an
+  atomic addition on each entry costs K, each of which also waits for its cache line.
 """
 
 import numpy as np
@@ -107,29 +106,6 @@ def prefetch_range(arr, start, stop):
     step = max(64 // arr.itemsize, 1)
     for j in range(start, stop, step):
         _prefetch(arr, j)
-
-
-@intrinsic
-def _atomic_fadd(typingctx, arr, index, value):
-    if not (isinstance(arr, types.Array) and arr.dtype == types.float64
-            and isinstance(index, types.Integer)):
-        return None
-    sig = types.float64(arr, index, types.float64)
-
-    def codegen(context, builder, signature, args):
-        aryty = signature.args[0]
-        ary = context.make_array(aryty)(context, builder, args[0])
-        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]],
-                                       wraparound=False)
-        return builder.atomic_rmw("fadd", ptr, args[2], "monotonic")
-
-    return sig, codegen
-
-
-@njit(inline="always", cache=True)
-def atomic_add(arr, index, value):
-    """arr[index] += value as one atomic operation; returns the value before."""
-    return _atomic_fadd(arr, index, value)
 
 
 def _lock_pointer(context, builder, signature, args):
