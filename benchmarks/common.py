@@ -63,6 +63,12 @@ def first_row(rows, reached):
     return next((r for r in rows if reached(r)), None)
 
 
+def first_below(points, p_star, target):
+    """The first of the (seconds, P, ...) ``points`` at relative sub-optimality
+    (P - P*) / |P*| <= target, or None."""
+    return first_row(points, lambda pt: (pt[1] - p_star) / abs(p_star) <= target)
+
+
 def best_time(fn, repeat: int = 3) -> float:
     """Best wall-clock seconds of ``repeat`` calls (after one warm-up call)."""
     fn()

@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from common import load_problem, machine, markdown_table
+from common import featurized_problems, first_below, machine, markdown_table
 
 from crfsdca.crfsuite import train_crfsuite, weights_from_model
 from crfsdca.model.objective import primal, primal_and_gradient
@@ -33,10 +33,8 @@ TARGETS = (1e-2, 1e-4, 1e-6)
 
 def first_time(points, p_star, target):
     """Seconds of the first (seconds, primal) point with (P - P*)/|P*| <= target."""
-    for seconds, value in points:
-        if (value - p_star) / abs(p_star) <= target:
-            return seconds
-    return math.inf
+    point = first_below(points, p_star, target)
+    return math.inf if point is None else point[0]
 
 
 def stationarity(w, problem) -> float:
@@ -61,11 +59,7 @@ def main(argv=None) -> int:
     ap.add_argument("--max-iterations", type=int, default=3000, help="OWL-QN budget")
     args = ap.parse_args(argv)
     rows = []
-    for name in args.datasets:
-        base = load_problem(name)
-        if base is None:
-            print(f"skip {name}: needs data/processed/{name}.h5", file=sys.stderr)
-            continue
+    for name, base in featurized_problems(args.datasets):
         n = base.n
         problem = Problem(base.train, base.n_attributes, base.n_labels, 2 * args.c2 / n,
                           radii=base.radii, test=base.test, label_names=base.label_names,

@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from common import ROOT, first_row, load_problem, machine, markdown_table
+from common import ROOT, featurized_problems, first_below, machine, markdown_table
 
 from crfsdca.crfsuite import train_crfsuite
 from crfsdca.optimum import read_optimum
@@ -33,7 +33,7 @@ TARGETS = (1e-2, 1e-4)
 
 def first(points, p_star, target):
     """(seconds, iterations, evaluations) of the first point with (P - P*)/|P*| <= target."""
-    point = first_row(points, lambda pt: (pt[1] - p_star) / abs(p_star) <= target)
+    point = first_below(points, p_star, target)
     return (math.inf,) * 3 if point is None else (point[0], point[2], point[3])
 
 
@@ -52,11 +52,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     default = LBFGS_OPTIONS["memory"].default
     rows = []
-    for name in args.datasets:
-        problem = load_problem(name)
-        if problem is None:
-            print(f"skip {name}: needs data/processed/{name}.h5", file=sys.stderr)
-            continue
+    for name, problem in featurized_problems(args.datasets):
         with tempfile.TemporaryDirectory() as tmp:
             its = train_crfsuite(problem, Path(tmp) / "m.crfsuite", args.iterations)
         evals = list(itertools.accumulate(it["evals"] for it in its))

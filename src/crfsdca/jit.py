@@ -79,6 +79,14 @@ def cycles():
     return _readcyclecounter()
 
 
+def _item_pointer(context, builder, signature, args):
+    """In an intrinsic's code generation: the address of ``args[0][args[1]]``."""
+    aryty = signature.args[0]
+    ary = context.make_array(aryty)(context, builder, args[0])
+    return cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]],
+                                    wraparound=False)
+
+
 @intrinsic
 def _prefetch(typingctx, arr, index):
     if not isinstance(arr, types.Array) or not isinstance(index, types.Integer):
@@ -86,10 +94,7 @@ def _prefetch(typingctx, arr, index):
     sig = types.void(arr, index)
 
     def codegen(context, builder, signature, args):
-        aryty, idxty = signature.args
-        ary = context.make_array(aryty)(context, builder, args[0])
-        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]],
-                                       wraparound=False)
+        ptr = _item_pointer(context, builder, signature, args)
         i8p = ir.IntType(8).as_pointer()
         i32 = ir.IntType(32)
         fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
@@ -108,13 +113,6 @@ def prefetch_range(arr, start, stop):
         _prefetch(arr, j)
 
 
-def _lock_pointer(context, builder, signature, args):
-    aryty = signature.args[0]
-    ary = context.make_array(aryty)(context, builder, args[0])
-    return cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]],
-                                    wraparound=False)
-
-
 def _is_lock_array(arr, index):
     return (isinstance(arr, types.Array) and arr.dtype == types.int32
             and isinstance(index, types.Integer))
@@ -127,7 +125,7 @@ def _try_lock(typingctx, locks, index):
     sig = types.boolean(locks, index)
 
     def codegen(context, builder, signature, args):
-        ptr = _lock_pointer(context, builder, signature, args)
+        ptr = _item_pointer(context, builder, signature, args)
         i32 = ir.IntType(32)
         res = builder.cmpxchg(ptr, i32(0), i32(1), "acquire", "monotonic")
         return builder.extract_value(res, 1)
@@ -142,7 +140,7 @@ def _release(typingctx, locks, index):
     sig = types.void(locks, index)
 
     def codegen(context, builder, signature, args):
-        ptr = _lock_pointer(context, builder, signature, args)
+        ptr = _item_pointer(context, builder, signature, args)
         builder.store_atomic(ir.IntType(32)(0), ptr, "release", 4)
         return context.get_dummy_value()
 

@@ -46,6 +46,10 @@ def crfsuite_mask(train: Sequences, n_attributes: int, n_labels: int,
     return mask
 
 
+NO_MASK = np.zeros(0, dtype=np.uint8)
+"""The feature mask as the kernels take it when every weight is a feature."""
+
+
 def is_full(mask: np.ndarray | None) -> bool:
     """Whether the mask keeps every weight (or there is none)."""
     return mask is None or bool(np.all(mask))

@@ -22,6 +22,7 @@ from ..data.sequences import Sequences
 from ..jit import NJIT, aligned_empty, aligned_zeros
 from ..threads import run_parallel
 from .chain import chain_divergence, chain_entropy, smoothed_dirac_marginals
+from .features import NO_MASK
 from .oracle import (
     NO_LABELS,
     chain_marginals,
@@ -117,12 +118,9 @@ def _finish_gradient(parts, w, lam, n, mask, lo, hi, norm):
     return ww
 
 
-_NO_MASK = np.zeros(0, dtype=np.uint8)
-
-
 def _pass(w, seq, n_attr, K, lam, want_grad, mask=None, threads=1):
     n = seq.n_sequences
-    mask = _NO_MASK if mask is None else mask
+    mask = NO_MASK if mask is None else mask
     if threads == 1:
         grad = aligned_zeros(len(w)) if want_grad else np.zeros(1)
         loss = _primal_pass(w, n_attr, K, seq, grad, want_grad, _workspace(seq, K), 0, n)

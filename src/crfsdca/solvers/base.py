@@ -16,7 +16,7 @@ import numpy as np
 
 from ..data.sequences import Sequences, subset_sequences
 from ..errors import ConfigError
-from ..model.features import is_full
+from ..model.features import NO_MASK, is_full
 from ..model.layout import WeightLayout
 from ..threads import check_threads
 from .options import Option, OptionTable
@@ -27,8 +27,6 @@ LAMBDA = Option("lambda", float, None, "regularization (default 1/n)", bounds="(
 finite and > 0, since lambda <= 0 is not strongly convex and 1/(lambda n) is every dual
 method's scale."""
 L1 = Option("l1", float, 0.0, "L1 regularization", bounds="[0, inf)")
-
-NO_MASK = np.zeros(0, dtype=np.uint8)
 
 
 @dataclass(frozen=True)
