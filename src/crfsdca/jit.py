@@ -21,6 +21,10 @@ facilities numba does not expose.
   under the row's lock, so that no update is lost and w = w_hat(mu) holds whatever the
   interleaving. One lock per row of K weights costs one locked instruction where an
   atomic addition on each entry costs K, each of which also waits for its cache line.
+- :func:`dot`: the inner product of two long vectors without BLAS. OpenBLAS runs a long
+  ``ddot`` on all the cores and its threads then spin for a while; when a solver's own
+  threads start right after (a monitor's ||w||^2, then parallel SDCA), one of them
+  finds its core taken: two SDCA lanes on NER then ran no faster than one.
 """
 
 import numpy as np
@@ -34,6 +38,21 @@ NJIT = dict(cache=True, nogil=True, error_model="numpy")
 
 NJIT_FAST = dict(NJIT, fastmath={"reassoc", "contract", "nsz"})
 """Options for kernels whose reductions may be reordered (vectorized sums)."""
+
+@njit(**NJIT)
+def dot(a, b):
+    """sum_i a_i b_i on this thread, in a fixed order (eight interleaved partial sums):
+    the same bits on every machine and whatever BLAS's thread count."""
+    n = len(a)
+    s = np.zeros(8)
+    m = n - n % 8
+    for i in range(0, m, 8):
+        for r in range(8):
+            s[r] += a[i + r] * b[i + r]
+    for i in range(m, n):
+        s[0] += a[i] * b[i]
+    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))
+
 
 ALIGNMENT = 64
 """Bytes: a cache line, and the widest vector register (AVX-512)."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import ConfigError
+from .jit import dot
 from .solvers.base import Problem
 from .solvers.registry import SOLVER_NAMES, SOLVERS, spec
 
@@ -147,7 +148,7 @@ def _monitor(problem: Problem, need_certificate: bool, threads: int):
                 p = self.problem
                 _, g = primal_and_gradient(solver.weights(), p.train, p.n_attributes,
                                            p.n_labels, p.lam, p.feature_mask, self.threads)
-                out["certificate"] = float(g @ g) / (2 * p.lam)
+                out["certificate"] = dot(g, g) / (2 * p.lam)
             return out
 
     return CertifyingMonitor(problem, evaluate_test=problem.test is not None, threads=threads)

@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from ..data.sequences import Sequences
-from ..jit import NJIT, aligned_empty, aligned_zeros
+from ..jit import NJIT, aligned_empty, aligned_zeros, dot
 from ..threads import run_parallel
 from .chain import chain_divergence, chain_entropy, smoothed_dirac_marginals
 from .features import NO_MASK
@@ -124,7 +124,7 @@ def _pass(w, seq, n_attr, K, lam, want_grad, mask=None, threads=1):
     if threads == 1:
         grad = aligned_zeros(len(w)) if want_grad else np.zeros(1)
         loss = _primal_pass(w, n_attr, K, seq, grad, want_grad, _workspace(seq, K), 0, n)
-        value = 0.5 * lam * float(w @ w) + loss / n
+        value = 0.5 * lam * dot(w, w) + loss / n
         if want_grad:
             _finish_gradient((grad,), w, lam, n, mask, 0, len(w), False)
         return value, grad
@@ -141,7 +141,7 @@ def _pass(w, seq, n_attr, K, lam, want_grad, mask=None, threads=1):
     for part in run_parallel([(lambda s=s: slot(s)) for s in range(threads)]):
         loss += part
     if not want_grad:
-        return 0.5 * lam * float(w @ w) + loss / n, grads[0]
+        return 0.5 * lam * dot(w, w) + loss / n, grads[0]
     cuts = np.linspace(0, len(w), threads + 1).astype(np.int64)
     parts = tuple(grads)
     ww = 0.0
@@ -212,7 +212,7 @@ def dual_objective(mu_unary, mu_pair, seq: Sequences, n_attr: int, n_labels: int
         w = soft_threshold(w, l1 / lam)
     ent = sequence_entropies(mu_unary, mu_pair, n_labels, seq.offsets,
                              np.empty(seq.n_sequences))
-    return -0.5 * lam * float(w @ w) + float(ent.mean())
+    return -0.5 * lam * dot(w, w) + float(ent.mean())
 
 
 @njit(**NJIT)

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..data.sequences import subset_sequences
 from ..errors import ConfigError
-from ..jit import aligned_copy, aligned_zeros
+from ..jit import aligned_copy, aligned_zeros, dot
 from ..model.objective import primal_and_gradient
 from .base import Problem, Solver
 from .lbfgs_kernel import two_loop
@@ -153,7 +153,7 @@ class LBFGS(Solver):
 
     def _line_search(self, x, f0, g0, d, t):
         """Strong-Wolfe search along d from t; returns (t, f, g) of the accepted point or None."""
-        gd0 = float(g0 @ d)
+        gd0 = dot(g0, d)
         c1, c2 = self.c1, self.c2
         dmax = float(np.max(np.abs(d)))
         xmax = max(float(np.max(np.abs(x))), 1.0)
@@ -165,7 +165,7 @@ class LBFGS(Solver):
             evals += 1
             self._counters["ls_evals"] += 1
             f, g = self._evaluate(x + t * d)
-            gd = float(g @ d)
+            gd = dot(g, d)
             if math.isfinite(f) and f <= f0 + c1 * t * gd0 and (best is None or f < best[1]):
                 best = (t, f, g)
             return f, g, gd
@@ -216,13 +216,13 @@ class LBFGS(Solver):
 
     def _gradient_search(self, x, g0, d, t):
         """Search on phi'(t) = grad P(x + t d).d only; returns (t, f, g) or None."""
-        gd0 = float(g0 @ d)
+        gd0 = dot(g0, d)
         lo, gd_lo = 0.0, gd0
         hi, gd_hi = math.inf, math.nan
         for _ in range(self.max_evals):
             self._counters["ls_evals"] += 1
             f, g = self._evaluate(x + t * d)
-            gd = float(g @ d)
+            gd = dot(g, d)
             if not math.isfinite(f) or not math.isfinite(gd):
                 hi, gd_hi = t, math.nan
             elif self.c2 * gd0 <= gd <= -0.1 * gd0:
@@ -246,14 +246,15 @@ class LBFGS(Solver):
         return None
 
     def _store_pair(self, s, y):
-        sy = float(s @ y)
-        if not sy > 1e-12 * float(np.linalg.norm(s)) * float(np.linalg.norm(y)):
+        sy = dot(s, y)
+        yy = dot(y, y)
+        if not sy > 1e-12 * math.sqrt(dot(s, s)) * math.sqrt(yy):
             return
         slot = self._head
         self._S[slot] = s
         self._Y[slot] = y
         self._rho[slot] = 1.0 / sy
-        self._yy[slot] = float(y @ y)
+        self._yy[slot] = yy
         self._head = (self._head + 1) % self.memory
         self._pairs = min(self._pairs + 1, self.memory)
 
@@ -274,7 +275,7 @@ class LBFGS(Solver):
                 self.converged = True
                 return
             d = self._direction(self.g)
-            if not float(d @ self.g) < 0.0:  # not a descent direction: restart
+            if not dot(d, self.g) < 0.0:  # not a descent direction: restart
                 self._pairs = 0
                 d = -self.g
             if self._iterations == 0 or self._pairs == 0:
@@ -311,7 +312,7 @@ class LBFGS(Solver):
 
     def gradient_norm(self) -> float:
         """||grad P|| at the current iterate (NaN before the first step)."""
-        return math.nan if self.g is None else float(np.linalg.norm(self.g))
+        return math.nan if self.g is None else math.sqrt(dot(self.g, self.g))
 
     def diagnostics(self) -> dict[str, float]:
         c = self._counters

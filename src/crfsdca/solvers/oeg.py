@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..jit import aligned_zeros
+from ..jit import aligned_zeros, dot
 from ..model.oracle import make_workspace
 from .base import Problem, Solver
 from .index import max_distinct_attributes, sequence_index
@@ -118,7 +118,7 @@ class OEG(Solver):
         """D(mu) = (1/n) sum_i H(u_i) - lambda/2 ||w||^2 at the current dual iterate."""
         w = self.state.w
         return float(self.state.entropy.sum() / self.problem.n
-                     - 0.5 * self.problem.lam * (w @ w))
+                     - 0.5 * self.problem.lam * dot(w, w))
 
     @property
     def marginals(self) -> tuple[np.ndarray, np.ndarray]:
