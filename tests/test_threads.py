@@ -88,6 +88,28 @@ def test_parallel_sdca_converges_with_every_sampler(sampler):
     if gaps_after[2] < 1e-9:
         assert P == pytest.approx(p_star, abs=1e-9)
     assert s.counters()["updates"] == 300 * (p.n // 10)
+    assert s.lane_steps.sum() == 300 * (p.n // 10)  # the draws given to the lanes
+
+
+def test_a_thread_done_with_its_lane_takes_the_draws_left_to_the_others():
+    """One thread alone runs its lane's draws, then the other lane's, from that lane's
+    sampler; every sequence is released afterwards."""
+    from crfsdca.solvers.sdca_kernel import sdca_run_lanes
+
+    p = problem(n=40)
+    s = make_solver("sdca", p, seed=2, threads=2, sampler="gap")
+    before = [lane.sampler.gaps.copy() for lane in s.lanes]
+    quota = np.array([5, 7], dtype=np.int64)
+    lane = s.lanes[0]
+    sdca_run_lanes(0, quota, tuple(x.sampler for x in s.lanes),
+                   tuple(x.members for x in s.lanes), s._busy, s._lane_locks, lane.state.w,
+                   p.n_attributes, p.n_labels, s.index, lane.state, lane.buffers, lane.rng,
+                   s.options)
+    assert quota.tolist() == [0, 0]
+    assert s.counters()["updates"] == 12
+    assert not s._busy.any() and not s._lane_locks.any()
+    for x, old in zip(s.lanes, before, strict=True):  # both lanes' stored gaps moved
+        assert np.any(x.sampler.gaps != old)
 
 
 def test_parallel_sdca_with_l1_and_float32():

@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..jit import aligned_copy, aligned_empty, aligned_zeros
+from ..jit import aligned_copy, aligned_empty, aligned_zeros, dot
 from ..model.features import soft_threshold
 from ..model.objective import (
     dirac_marginals,
@@ -38,9 +38,11 @@ from .sdca_kernel import (
     SDCABuffers,
     SDCAOptions,
     SDCAState,
+    lane_locks,
     refresh_gaps,
     row_locks,
     sdca_run,
+    sdca_run_lanes,
 )
 
 
@@ -160,6 +162,9 @@ class SDCA(Solver):
                 make_rng(seed if t == 0 else seed * 1_000_003 + t)))
         self.state = self.lanes[0].state
         self.sampler = self.lanes[0].sampler
+        self.lane_steps = np.zeros(len(self.lanes), dtype=np.int64)  # draws of each lane
+        self._busy = np.zeros(n, dtype=np.int32)  # sequences a thread is stepping on
+        self._lane_locks = lane_locks(len(self.lanes))
         self.resync()
         self._steps = 0
         self._next_refresh = self.refresh_every * n if self.refresh_every > 0 else np.inf
@@ -184,19 +189,30 @@ class SDCA(Solver):
         one thread: in expectation, (1 - theta) n_t / n + theta M_t / M of the draws go to
         lane t, M_t the scheme's mass of its sequences (their stored gaps, for gap
         sampling). With several lanes the shares are recomputed every n / 20 steps, as
-        the masses change."""
+        the masses change, and a thread done with its lane's draws takes the draws left
+        to the others (from their samplers), so that none waits for a slower one."""
         p = self.problem
-        samplers = [lane.sampler for lane in self.lanes]
-        rounds = 1 if len(self.lanes) == 1 else max(1, -(-n_steps // max(p.n // 20, 1)))
+        if len(self.lanes) == 1:
+            lane = self.lanes[0]
+            sdca_run(n_steps, lane.state.w, p.n_attributes, p.n_labels, self.index,
+                     lane.state, lane.buffers, lane.sampler, lane.rng, self.options,
+                     lane.members)
+            return
+        samplers = tuple(lane.sampler for lane in self.lanes)
+        members = tuple(lane.members for lane in self.lanes)
+        rounds = max(1, -(-n_steps // max(p.n // 20, 1)))
         done = 0
         for r in range(1, rounds + 1):
             k = n_steps * r // rounds - done
             done += k
+            quota = lane_steps(k, list(samplers), p.n)
+            self.lane_steps += quota
             run_parallel([
-                (lambda lane=lane, c=int(c): sdca_run(
-                    c, lane.state.w, p.n_attributes, p.n_labels, self.index, lane.state,
-                    lane.buffers, lane.sampler, lane.rng, self.options, lane.members))
-                for lane, c in zip(self.lanes, lane_steps(k, samplers, p.n), strict=True)])
+                (lambda t=t, lane=lane, quota=quota: sdca_run_lanes(
+                    t, quota, samplers, members, self._busy, self._lane_locks,
+                    lane.state.w, p.n_attributes, p.n_labels, self.index, lane.state,
+                    lane.buffers, lane.rng, self.options))
+                for t, lane in enumerate(self.lanes)])
 
     def prepare(self) -> None:
         self._run_lanes(0)
@@ -238,7 +254,7 @@ class SDCA(Solver):
         """Recompute the maintained sums exactly (removes floating-point drift; with
         threads, each lane's sums are moot and the first lane holds the whole)."""
         s = self.state
-        s.scalars[W_NORM2] = s.w @ s.w
+        s.scalars[W_NORM2] = dot(s.w, s.w)
         s.scalars[SUM_ENTROPY] = s.entropies.sum()
         for lane in self.lanes:
             lane.state.scalars[SUM_GAPS] = lane.sampler.gaps.sum()

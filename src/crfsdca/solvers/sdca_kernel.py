@@ -277,6 +277,11 @@ BIAS_LOCK = LOCK_STRIPES * _LOCK_SPACING
 TRANS_LOCK = BIAS_LOCK + _LOCK_SPACING
 
 
+def lane_locks(lanes: int) -> np.ndarray:
+    """One lock per lane's sampler (:func:`sdca_run_lanes`), each on its own cache line."""
+    return np.zeros(lanes * _LOCK_SPACING, dtype=np.int32)
+
+
 @njit(**NJIT)
 def _apply_primal(w, n_attr, K, idx, i, gamma, v_em, v_bias, v_trans, locks, atomic):
     """w += gamma u on the support of the direction; when threads share w, each row (an
@@ -721,6 +726,43 @@ def sdca_run(n_steps, w, n_attr, K, idx, st, buf, sampler, rng, opt, members):
         gap, _ = sdca_step(members[j], w, n_attr, K, idx, st, buf, opt)
         record_gap(sampler, j, gap)
         st.scalars[SUM_GAPS] += sampler.gaps[j] - old
+
+
+@njit(**NJIT)
+def sdca_run_lanes(me, quota, samplers, members, busy, lane_locks, w, n_attr, K, idx, st,
+                   buf, rng, opt):
+    """This thread's share of a parallel run: the draws of lane ``me`` (``quota[me]`` of
+    them, from its sampler), then, while another lane has draws left, those, from that
+    lane's sampler. Each lane's sampler is drawn from and updated under its lock
+    (``lane_locks[LOCK_SPACING * t]``); ``busy`` marks the sequences a thread is stepping
+    on, which no other thread draws meanwhile. So every lane's draws follow its own
+    sampler, as with one thread per lane, and no thread waits for another at the end.
+    """
+    lanes = len(quota)
+    for r in range(lanes):
+        t = (me + r) % lanes
+        s = samplers[t]
+        mem = members[t]
+        lk = t * _LOCK_SPACING
+        while True:
+            lock(lane_locks, lk)
+            if quota[t] == 0:
+                unlock(lane_locks, lk)
+                break
+            j = draw(s, rng)
+            if busy[mem[j]] != 0:  # another thread is stepping on it: draw again
+                unlock(lane_locks, lk)
+                continue
+            quota[t] -= 1
+            busy[mem[j]] = 1
+            unlock(lane_locks, lk)
+            gap, _ = sdca_step(mem[j], w, n_attr, K, idx, st, buf, opt)
+            lock(lane_locks, lk)
+            old = s.gaps[j]
+            record_gap(s, j, gap)
+            st.scalars[SUM_GAPS] += s.gaps[j] - old
+            busy[mem[j]] = 0
+            unlock(lane_locks, lk)
 
 
 @njit(**NJIT)
