@@ -8,6 +8,7 @@ start at the end of its feature generation. Also printed: iterations and evaluat
 and grad P to 1e-4, which do not depend on the machine's load.
 
     python benchmarks/lbfgs_vs_crfsuite.py --datasets ner conll [--iterations 400]
+        [--memories 6 12 20 50]
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", nargs="+", default=["ner", "conll"])
     ap.add_argument("--iterations", type=int, default=400, help="budget of every L-BFGS")
+    ap.add_argument("--memories", type=int, nargs="+", default=None,
+                    help="memories of our L-BFGS to run (default: 6 and the solver's default)")
     ap.add_argument("--optimum-dir", type=Path, default=ROOT / "results" / "optimum")
     args = ap.parse_args(argv)
     default = LBFGS_OPTIONS["memory"].default
@@ -58,7 +61,7 @@ def main(argv=None) -> int:
         evals = list(itertools.accumulate(it["evals"] for it in its))
         runs = {"CRFsuite (m=6)": [(it["seconds"], it["loss"] / problem.n, k + 1, evals[k])
                                    for k, it in enumerate(its)]}
-        for m in sorted({6, default}):
+        for m in sorted(set(args.memories or (6, default))):
             runs[f"ours (m={m})"] = ours(problem, m, args.iterations)
             print(f"{name}: ours m={m} done", file=sys.stderr)
         opt = args.optimum_dir / f"{name}.h5"

@@ -132,7 +132,7 @@ OEG_OPTIONS = OptionTable("oeg", [
 # -------------------------------------------------------------------------------- L-BFGS
 
 LBFGS_OPTIONS = OptionTable("lbfgs", [
-    Option("memory", int, 50, "number of (s, y) pairs; the history takes 2*memory*d*8 bytes",
+    Option("memory", int, 20, "number of (s, y) pairs; the history takes 2*memory*d*8 bytes",
            bounds="[1, inf)"),
     Option("c1", float, 1e-4, "sufficient-decrease constant of the Wolfe conditions",
            bounds="(0, 1)"),
