@@ -88,7 +88,7 @@ def test_parallel_sdca_converges_with_every_sampler(sampler):
     if gaps_after[2] < 1e-9:
         assert P == pytest.approx(p_star, abs=1e-9)
     assert s.counters()["updates"] == 300 * (p.n // 10)
-    assert s.lane_steps.sum() == 300 * (p.n // 10)  # the draws given to the lanes
+    assert s.lane_draws.sum() == 300 * (p.n // 10)  # the draws given to the lanes
 
 
 def test_a_thread_done_with_its_lane_takes_the_draws_left_to_the_others():

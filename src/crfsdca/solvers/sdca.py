@@ -162,7 +162,7 @@ class SDCA(Solver):
                 make_rng(seed if t == 0 else seed * 1_000_003 + t)))
         self.state = self.lanes[0].state
         self.sampler = self.lanes[0].sampler
-        self.lane_steps = np.zeros(len(self.lanes), dtype=np.int64)  # draws of each lane
+        self.lane_draws = np.zeros(len(self.lanes), dtype=np.int64)  # draws of each lane
         self._busy = np.zeros(n, dtype=np.int32)  # sequences a thread is stepping on
         self._lane_locks = lane_locks(len(self.lanes))
         self.resync()
@@ -206,7 +206,7 @@ class SDCA(Solver):
             k = n_steps * r // rounds - done
             done += k
             quota = lane_steps(k, list(samplers), p.n)
-            self.lane_steps += quota
+            self.lane_draws += quota
             run_parallel([
                 (lambda t=t, lane=lane, quota=quota: sdca_run_lanes(
                     t, quota, samplers, members, self._busy, self._lane_locks,
