@@ -39,6 +39,7 @@ NJIT = dict(cache=True, nogil=True, error_model="numpy")
 NJIT_FAST = dict(NJIT, fastmath={"reassoc", "contract", "nsz"})
 """Options for kernels whose reductions may be reordered (vectorized sums)."""
 
+
 @njit(**NJIT)
 def dot(a, b):
     """sum_i a_i b_i on this thread, in a fixed order (eight interleaved partial sums):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -74,7 +75,7 @@ def lane_members(n: int, lanes: int, seed: int) -> list[np.ndarray]:
     return [np.sort(order[t::lanes]).astype(np.int64) for t in range(lanes)]
 
 
-def lane_steps(n_steps: int, samplers: list[SamplerState], n: int) -> np.ndarray:
+def lane_steps(n_steps: int, samplers: Sequence[SamplerState], n: int) -> np.ndarray:
     """How many of ``n_steps`` draws each lane takes: its expected share under the
     sampler's distribution over all n sequences, rounded so that they add up."""
     if len(samplers) == 1:
@@ -205,7 +206,7 @@ class SDCA(Solver):
         for r in range(1, rounds + 1):
             k = n_steps * r // rounds - done
             done += k
-            quota = lane_steps(k, list(samplers), p.n)
+            quota = lane_steps(k, samplers, p.n)
             self.lane_draws += quota
             run_parallel([
                 (lambda t=t, lane=lane, quota=quota: sdca_run_lanes(

@@ -734,9 +734,10 @@ def sdca_run_lanes(me, quota, samplers, members, busy, lane_locks, w, n_attr, K,
     """This thread's share of a parallel run: the draws of lane ``me`` (``quota[me]`` of
     them, from its sampler), then, while another lane has draws left, those, from that
     lane's sampler. Each lane's sampler is drawn from and updated under its lock
-    (``lane_locks[LOCK_SPACING * t]``); ``busy`` marks the sequences a thread is stepping
-    on, which no other thread draws meanwhile. So every lane's draws follow its own
-    sampler, as with one thread per lane, and no thread waits for another at the end.
+    (``lane_locks[t * _LOCK_SPACING]``, :func:`lane_locks`); ``busy`` marks the
+    sequences a thread is stepping on, which no other thread draws meanwhile. So every
+    lane's draws follow its own sampler, as with one thread per lane, and no thread
+    waits for another at the end.
     """
     lanes = len(quota)
     for r in range(lanes):
