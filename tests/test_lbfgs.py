@@ -1,4 +1,4 @@
-"""L-BFGS: the optimum stage (scipy), the step-by-step solver, the optimum file and command."""
+"""L-BFGS: the optimum stage (ours, scipy's), the step-by-step solver, the optimum file."""
 
 import argparse
 import dataclasses
@@ -41,8 +41,10 @@ def test_compute_optimum_is_certified_and_matches_an_independent_run():
 def test_compute_optimum_restarts_while_the_bound_is_too_loose():
     """With a loose ftol scipy stops early; the restarts carry on to the target accuracy."""
     p = small_problem(n=30)
-    one = compute_optimum(p, ftol=1e-4, gtol=1e-12, rel_tol=1e-12, max_rounds=1, polish_iters=0)
-    r = compute_optimum(p, ftol=1e-4, gtol=1e-12, rel_tol=1e-12, max_rounds=30, polish_iters=0)
+    one = compute_optimum(p, ftol=1e-4, gtol=1e-12, rel_tol=1e-12, max_rounds=1, polish_iters=0,
+                          method="scipy")
+    r = compute_optimum(p, ftol=1e-4, gtol=1e-12, rel_tol=1e-12, max_rounds=30, polish_iters=0,
+                        method="scipy")
     assert one.relative_bound > 1e-8  # scipy alone stopped far from the target
     assert len(r.rounds) >= 2
     assert r.gap_bound < 1e-3 * one.gap_bound
@@ -53,13 +55,54 @@ def test_compute_optimum_restarts_while_the_bound_is_too_loose():
 def test_compute_optimum_polishes_with_its_own_lbfgs():
     """When scipy's rounds stop above the target, the LBFGS polish reaches it."""
     p = small_problem(n=30)
-    r = compute_optimum(p, ftol=1e-3, rel_tol=1e-13, max_rounds=1, polish_iters=300)
+    r = compute_optimum(p, ftol=1e-3, rel_tol=1e-13, max_rounds=1, polish_iters=300,
+                        method="scipy")
     assert r.rounds[-1]["message"].startswith("polish")
     assert r.rounds[0]["gap_bound"] > 1e-6
     assert r.relative_bound <= 1e-13
     assert r.iterations == sum(x["iterations"] for x in r.rounds)
     _, g = primal_and_gradient(r.w_star, p.train, p.n_attributes, p.n_labels, p.lam)
     assert r.grad_norm == pytest.approx(np.linalg.norm(g), rel=1e-12)
+
+
+def test_both_methods_reach_the_same_certified_optimum():
+    """Our L-BFGS and scipy's L-BFGS-B (an independent implementation) certify the same P*,
+    each within the other's gap bound, from zero and from a random start, with and without
+    a feature mask."""
+    p = small_problem(n=50, seed=7)
+    masked = dataclasses.replace(p, feature_mask=(np.arange(p.dim) % 3 != 0).astype(np.uint8))
+    rng = np.random.default_rng(1)
+    for q in (p, masked):
+        for w0 in (None, rng.normal(size=q.dim)):
+            ours = compute_optimum(q, w0=w0)
+            theirs = compute_optimum(q, w0=w0, method="scipy")
+            assert ours.relative_bound <= 1e-13 and theirs.relative_bound <= 1e-13
+            assert abs(ours.p_star - theirs.p_star) <= ours.gap_bound + theirs.gap_bound + 1e-15
+            np.testing.assert_allclose(ours.w_star, theirs.w_star, atol=1e-6)
+            if q.feature_mask is not None:
+                assert not np.any(ours.w_star[q.feature_mask == 0])
+            assert ours.rounds[0]["message"].startswith("LBFGS")
+            assert ours.iterations == sum(x["iterations"] for x in ours.rounds)
+
+
+def test_our_lbfgs_round_logs_progress_and_hands_over_to_the_polish(monkeypatch):
+    """An unreachable target: the strong-Wolfe round stops where P is rounding noise and
+    the gradient-only polish goes on; a progress line every PROGRESS_EVERY iterations."""
+    from crfsdca import optimum as optimum_module
+
+    monkeypatch.setattr(optimum_module, "PROGRESS_EVERY", 5)
+    p = small_problem(n=40, seed=2)
+    lines = []
+    r = compute_optimum(p, rel_tol=1e-300, gtol=1e-300, polish_iters=60, log=lines.append)
+    assert r.rounds[0]["message"].startswith("LBFGS (strong-Wolfe line search): line search")
+    assert r.rounds[-1]["message"].startswith("polish")
+    assert r.iterations == sum(x["iterations"] for x in r.rounds)
+    assert r.evaluations >= r.iterations
+    progress = [x for x in lines if x.lstrip().startswith("iteration")]
+    assert len(progress) == r.rounds[0]["iterations"] // 5 >= 4
+    assert r.relative_bound < 1e-14  # far below the default target all the same
+    with pytest.raises(ValueError, match="unknown method"):
+        compute_optimum(p, method="newton")
 
 
 @pytest.mark.parametrize("line_search", ["wolfe", "gradient"])
@@ -189,4 +232,5 @@ def test_optimum_command_writes_the_certified_optimum(tmp_path):
     assert opt.p_star == pytest.approx(compute_optimum(p).p_star, abs=1e-13)
     assert opt.gap_bound / opt.p_star < 1e-10
     assert opt.dataset == "tiny" and len(opt.dataset_sha256) == 64
-    assert opt.settings["maxiter"] == 500
+    assert opt.settings["maxiter"] == 500 and opt.settings["method"] == "lbfgs"
+    assert opt.rounds[0]["message"].startswith("LBFGS")

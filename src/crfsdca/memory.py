@@ -139,9 +139,9 @@ def train_job_bytes(solver: str, options: dict, s: DataSizes) -> int:
 
 
 def optimum_bytes(maxcor: int, s: DataSizes) -> int:
-    """scipy's L-BFGS-B ((2 m + 5) d floats of workspace) and the polish (an L-BFGS of the
-    same memory, 2 m d), never at once, plus about ten d-vectors (iterates, gradients, the
-    best point)."""
+    """The package's L-BFGS (2 m d floats of history; scipy's L-BFGS-B, ``--method scipy``,
+    takes (2 m + 5) d) and the polish (an L-BFGS of the same memory), never at once, plus
+    about ten d-vectors (iterates, gradients, the best point)."""
     return F64 * s.dim * (2 * int(maxcor) + 12)
 
 

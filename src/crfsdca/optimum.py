@@ -1,14 +1,19 @@
 """The reference optimum of a training problem: w*, P* and a certificate, computed and stored.
 
-:func:`compute_optimum` (the ``optimum`` stage) runs scipy's L-BFGS-B
-(``scipy.optimize.minimize(method="L-BFGS-B", jac=True)``) on P and its gradient, whose
-full pass over the data runs in numba (:func:`crfsdca.model.objective.primal_and_gradient`).
-When scipy stops early (its relative-reduction test ``ftol`` or an abnormal line-search
-exit at the limits of floating-point precision) while the gap bound is not yet small
-enough, it is restarted from its last point with a fresh memory, a few times, as long as
-each round still lowers P. The result carries its own certificate: since P is
-lambda-strongly convex, ``P(w) - P* <= ||grad P(w)||^2 / (2 lambda)`` (the duality gap at
-the pair (w, alpha_hat(w)), ``math.md`` eq. 7-8), reported as ``gap_bound``
+:func:`compute_optimum` (the ``optimum`` stage) minimizes P with the package's own
+L-BFGS (:class:`crfsdca.solvers.lbfgs.LBFGS`: strong-Wolfe line search, two-loop
+recursion in numba) on P and its gradient, whose full pass over the data runs in numba
+on ``threads`` threads (:func:`crfsdca.model.objective.primal_and_gradient`). The
+other method, ``scipy``, runs scipy's L-BFGS-B
+(``scipy.optimize.minimize(method="L-BFGS-B", jac=True)``) instead, restarted from its
+last point with a fresh memory while it stops early (its relative-reduction test
+``ftol`` or an abnormal line-search exit at the limits of floating-point precision)
+above the target accuracy; it costs 2-3 times more per evaluation at the paper's sizes
+(its compact-form algebra over d-long vectors in BLAS). Either way a last polish with a
+search on the gradient alone takes over where values of P become rounding noise. The
+result carries its own certificate: since P is lambda-strongly convex,
+``P(w) - P* <= ||grad P(w)||^2 / (2 lambda)`` (the duality gap at the pair
+(w, alpha_hat(w)), ``math.md`` eq. 7-8), reported as ``gap_bound``
 (``baselines.md`` section 7).
 
 File ``results/optimum/{dataset}.h5`` (format ``crfsdca-optimum``, version 1)::
@@ -19,7 +24,7 @@ File ``results/optimum/{dataset}.h5`` (format ``crfsdca-optimum``, version 1)::
            grad_max (||grad P(w*)||_inf), gap_bound (||grad P||^2 / (2 lambda), an upper
            bound on P(w*) - P*), relative_bound (gap_bound / |P*|), iterations,
            evaluations (each one full pass, n forward-backwards), seconds,
-           settings (json: solver options), rounds (json: one entry per L-BFGS-B round)
+           settings (json: solver options), rounds (json: one entry per round)
 
 Written atomically (temporary file, then rename).
 """
@@ -39,10 +44,16 @@ import numpy as np
 from . import __version__
 from .errors import DataFormatError
 from .io import atomic_path, read_hdf5
+from .jit import dot
 from .solvers.base import Problem
 
 FORMAT = "crfsdca-optimum"
 FORMAT_VERSION = 1
+METHODS = ("lbfgs", "scipy")
+"""How :func:`compute_optimum` minimizes P: the package's L-BFGS (the default), or
+scipy's L-BFGS-B (an independent implementation, to cross-check P*)."""
+PROGRESS_EVERY = 50
+"""Iterations between two progress lines of the package's L-BFGS round."""
 
 
 @dataclass
@@ -117,6 +128,11 @@ def read_optimum(path: str | os.PathLike) -> Optimum:
 
 # ----------------------------------------------------------------------------- computing
 
+def _norm(g: np.ndarray) -> float:
+    """||g||_2 on this thread (BLAS's threads would spin on the cores of the passes)."""
+    return math.sqrt(dot(g, g))
+
+
 def gap_bound(grad_norm: float, lam: float) -> float:
     """||grad P||^2 / (2 lambda): an upper bound on P(w) - P* (P is lambda-strongly convex)."""
     return grad_norm**2 / (2.0 * lam)
@@ -141,31 +157,94 @@ def _describe(info: dict) -> str:
             f"gap bound = {info['gap_bound']:.3e} ({info['message']}; {info['seconds']:.1f}s)")
 
 
+def _lbfgs_round(problem: Problem, counted, best: dict, maxiter: int, maxcor: int,
+                 gtol: float, rel_tol: float, threads: int, t0: float, log, record) -> int:
+    """One round of the package's L-BFGS from ``best["x"]``; its iterations."""
+    from .solvers.lbfgs import LBFGS
+
+    lam = problem.lam
+    solver = LBFGS(problem, memory=maxcor, w0=best["x"], gtol=gtol, threads=threads)
+    solver._fun = counted
+    solver.run(0)  # evaluates the start
+    while solver._iterations < maxiter and not (solver.stalled or solver.converged):
+        solver.run(1)
+        if certified(solver.gradient_norm(), solver.f, lam, rel_tol):
+            break
+        if log is not None and solver._iterations % PROGRESS_EVERY == 0:
+            gn = solver.gradient_norm()
+            log(f"  iteration {solver._iterations}: P = {solver.f:.16e}, |grad| = {gn:.3e}, "
+                f"gap bound = {gap_bound(gn, lam):.3e} ({time.perf_counter() - t0:.1f}s)")
+    gn = solver.gradient_norm()
+    reason = ("target reached" if certified(gn, solver.f, lam, rel_tol)
+              else "max |grad P| <= gtol" if solver.converged
+              else "line search found no decrease (P at its rounding)" if solver.stalled
+              else "iteration cap")
+    record(_round_info(solver._iterations, solver.counters()["oracle_fb"] // problem.n,
+                       f"LBFGS (strong-Wolfe line search): {reason}", best["f"],
+                       _norm(best["g"]), lam, t0))
+    return solver._iterations
+
+
+def _scipy_rounds(counted, best: dict, lam: float, maxiter: int, maxcor: int, gtol: float,
+                  ftol: float, rel_tol: float, max_rounds: int, t0: float, record) -> int:
+    """scipy's L-BFGS-B from ``best["x"]``, restarted while it stops above the target;
+    the iterations of all rounds."""
+    import scipy.optimize
+
+    iterations = 0
+    rounds = 0
+    while iterations < maxiter and rounds < max_rounds:
+        f_before = best["f"]
+        budget = maxiter - iterations
+        res = scipy.optimize.minimize(
+            counted, best["x"], jac=True, method="L-BFGS-B",
+            options={"maxiter": budget, "maxfun": max(int(1.25 * budget), 10),
+                     "maxcor": int(maxcor), "gtol": gtol, "ftol": ftol})
+        iterations += int(res.nit)
+        rounds += 1
+        gnorm = _norm(best["g"])
+        record(_round_info(int(res.nit), int(res.nfev), str(res.message), best["f"], gnorm,
+                           lam, t0))
+        converged = certified(gnorm, best["f"], lam, rel_tol) and (
+            float(np.max(np.abs(best["g"]))) <= gtol or res.success)
+        if converged or not best["f"] < f_before or res.nit == 0:
+            break
+    return iterations
+
+
 def compute_optimum(problem: Problem, maxiter: int = 5000, maxcor: int = 50,
                     gtol: float = 1e-10, ftol: float = 1e-15, rel_tol: float = 1e-13,
                     max_rounds: int = 8, w0: np.ndarray | None = None,
-                    polish_iters: int = 1000, log=None, threads: int = 1) -> Optimum:
-    """Minimize P with scipy's L-BFGS-B until P* is known to ``rel_tol`` relative.
+                    polish_iters: int = 1000, log=None, threads: int = 1,
+                    method: str = METHODS[0]) -> Optimum:
+    """Minimize P by L-BFGS until P* is known to ``rel_tol`` relative.
 
-    Runs L-BFGS-B (``maxcor`` pairs, ``gtol`` on the max-norm of the gradient,
-    ``ftol`` on the relative decrease, ``maxfun = 1.25 maxiter``) and restarts
-    it from its last point while ``gap_bound > rel_tol * |P|``, the iteration
-    budget ``maxiter`` (shared by all rounds) is not exhausted, and the previous
-    round lowered P. If the bound is still above the target, a last "polish"
-    round runs :class:`LBFGS` (same memory) from the best point with its
-    gradient-only line search, for at most ``polish_iters`` iterations (and within
-    ``maxiter``, which bounds the iterations of all rounds together), until the
-    target is met or 50 iterations bring no smaller gradient; the point with the
-    smallest gradient is kept (its P and gap bound are reported). Near the
-    optimum the decrease of P per step falls below the rounding noise of P itself
-    (about 1e-16 relative per term, summed over n sequences), so any search on
-    values of P stalls, while the gradient is still accurate; with lambda = 1/n
-    the bound ||g||^2 / (2 lambda) is far above the true sub-optimality there.
+    ``method`` ``lbfgs``: one round of :class:`LBFGS` (``maxcor`` pairs, strong-Wolfe
+    line search) until the gap bound meets the target, max |grad P| <= ``gtol``, its
+    line search fails twice in a row (the decrease of P fell below the rounding of P), or
+    ``maxiter`` iterations; a progress line every :data:`PROGRESS_EVERY` iterations.
+    ``method`` ``scipy``: L-BFGS-B (``maxcor`` pairs, ``gtol`` on the max-norm of the
+    gradient, ``ftol`` on the relative decrease, ``maxfun = 1.25 maxiter``), restarted
+    from its last point while ``gap_bound > rel_tol * |P|``, the iteration budget
+    ``maxiter`` (shared by all rounds) is not exhausted, at most ``max_rounds`` times,
+    and the previous round lowered P.
+
+    If the bound is still above the target, a last "polish" round runs :class:`LBFGS`
+    (same memory) from the best point with its gradient-only line search, for at most
+    ``polish_iters`` iterations (and within ``maxiter``, which bounds the iterations of
+    all rounds together), until the target is met or 50 iterations bring no smaller
+    gradient; the point with the smallest gradient is kept (its P and gap bound are
+    reported). Near the optimum the decrease of P per step falls below the rounding
+    noise of P itself (about 1e-16 relative per term, summed over n sequences), so any
+    search on values of P stalls, while the gradient is still accurate; with lambda =
+    1/n the bound ||g||^2 / (2 lambda) is far above the true sub-optimality there.
     ``log`` (a callable taking a string) receives one line per round. Every pass runs on
     ``threads`` threads.
     """
     from .solvers.lbfgs import LBFGS, objective
 
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     fun = objective(problem, threads)
     lam = problem.lam
     x = np.zeros(problem.dim) if w0 is None else np.array(w0, dtype=np.float64)
@@ -187,27 +266,19 @@ def compute_optimum(problem: Problem, maxiter: int = 5000, maxcor: int = 50,
     t0 = time.perf_counter()
     iterations = 0
     rounds = []
-    import scipy.optimize
 
-    while iterations < maxiter and len(rounds) < max_rounds:
-        f_before = best["f"]
-        budget = maxiter - iterations
-        res = scipy.optimize.minimize(
-            counted, best["x"], jac=True, method="L-BFGS-B",
-            options={"maxiter": budget, "maxfun": max(int(1.25 * budget), 10),
-                     "maxcor": int(maxcor), "gtol": gtol, "ftol": ftol})
-        iterations += int(res.nit)
-        gnorm = float(np.linalg.norm(best["g"]))
-        info = _round_info(int(res.nit), int(res.nfev), str(res.message), best["f"], gnorm,
-                           lam, t0)
+    def record(info):
         rounds.append(info)
         if log is not None:
             log(f"round {len(rounds)}: {_describe(info)}")
-        converged = certified(gnorm, best["f"], lam, rel_tol) and (
-            float(np.max(np.abs(best["g"]))) <= gtol or res.success)
-        if converged or not best["f"] < f_before or res.nit == 0:
-            break
-    gnorm = float(np.linalg.norm(best["g"]))
+
+    if method == "lbfgs":
+        iterations = _lbfgs_round(problem, counted, best, maxiter, maxcor, gtol, rel_tol,
+                                  threads, t0, log, record)
+    else:
+        iterations = _scipy_rounds(counted, best, lam, maxiter, maxcor, gtol, ftol, rel_tol,
+                                   max_rounds, t0, record)
+    gnorm = _norm(best["g"])
     polish_iters = min(int(polish_iters), maxiter - iterations)  # maxiter covers all rounds
     if not certified(gnorm, best["f"], lam, rel_tol) and polish_iters > 0:
         polisher = LBFGS(problem, memory=maxcor, w0=best["x"], line_search="gradient",
@@ -241,7 +312,7 @@ def compute_optimum(problem: Problem, maxiter: int = 5000, maxcor: int = 50,
         if log is not None:
             log(f"polish: {_describe(info)}")
     g = best["g"]
-    gnorm = float(np.linalg.norm(g))
+    gnorm = _norm(g)
     return Optimum(w_star=best["x"], p_star=float(best["f"]), grad_norm=gnorm,
                    grad_max=float(np.max(np.abs(g))), gap_bound=gap_bound(gnorm, lam),
                    iterations=iterations, evaluations=evaluations,

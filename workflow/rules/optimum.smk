@@ -3,7 +3,7 @@
 
 rule optimum:
     """w*, P*, the final gradient norm and the gap bound ||grad P||^2 / (2 lambda), by
-    scipy's L-BFGS-B on the full-batch objective."""
+    the package's L-BFGS on the full-batch objective (on the job's threads)."""
     input:
         data=f"{PROCESSED}/{{dataset}}.h5",
         code=code_of("crfsdca.cli.optimum"),

@@ -1,9 +1,9 @@
 """The ``optimum`` command: a long L-BFGS run giving P* of a featurized dataset.
 
 ``python -m crfsdca optimum --data data/processed/ocr.h5 --out results/optimum/ocr.h5``
-minimizes P with scipy's L-BFGS-B (restarted while it stalls above the target accuracy)
-and writes w*, P*, ||grad P(w*)|| and the gap bound ||grad P||^2 / (2 lambda) >= P(w*) - P*
-(see :mod:`crfsdca.optimum`).
+minimizes P with the package's L-BFGS (or, ``--method scipy``, scipy's L-BFGS-B) and a
+last polish on the gradient alone, and writes w*, P*, ||grad P(w*)|| and the gap bound
+||grad P||^2 / (2 lambda) >= P(w*) - P* (see :mod:`crfsdca.optimum`).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ConfigError
+from ..optimum import METHODS
 from . import log
 from .arguments import COUNT, NON_NEGATIVE_INT, POSITIVE
 
@@ -30,11 +31,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="L-BFGS memory; history takes 2*maxcor*d*8 bytes (default 50)")
     p.add_argument("--gtol", type=POSITIVE, default=1e-10,
                    help="stop when max |grad P| is below this (default 1e-10)")
+    p.add_argument("--method", choices=METHODS, default=METHODS[0],
+                   help="the package's L-BFGS, or scipy's L-BFGS-B to cross-check P* "
+                        f"(default {METHODS[0]})")
     p.add_argument("--ftol", type=POSITIVE, default=1e-15,
-                   help="scipy's relative-decrease stopping test (default 1e-15)")
+                   help="scipy's relative-decrease stopping test (default 1e-15; scipy only)")
     p.add_argument("--rel-tol", type=POSITIVE, default=1e-13,
                    help="work on while gap bound / |P| exceeds this (default 1e-13)")
-    p.add_argument("--max-rounds", type=COUNT, default=8, help="L-BFGS-B restarts at most")
+    p.add_argument("--max-rounds", type=COUNT, default=8,
+                   help="L-BFGS-B restarts at most (scipy only)")
     p.add_argument("--polish-iters", type=NON_NEGATIVE_INT, default=1000,
                    help="iterations of the final polish (gradient-only line search) at most")
     p.add_argument("--lambda", dest="lam", type=POSITIVE, help="regularization (default 1/n)")
@@ -82,9 +87,9 @@ def run(args: argparse.Namespace) -> int:
           f"the optimum of {dataset.name} (L-BFGS memory {args.maxcor})",
           "a smaller --maxcor shortens the history; --subset k uses fewer sequences")
     log(f"optimum of {dataset.name}: n={problem.n}, d={problem.dim}, lambda={problem.lam:.6g}, "
-        f"L-BFGS-B history {2 * args.maxcor * problem.dim * 8 / 2**20:.0f} MiB")
+        f"{args.method} L-BFGS history {2 * args.maxcor * problem.dim * 8 / 2**20:.0f} MiB")
     w0 = None if args.init is None else _initial_weights(args.init, problem.dim)
-    settings = {"method": "scipy L-BFGS-B", "maxiter": args.maxiter, "maxcor": args.maxcor,
+    settings = {"method": args.method, "maxiter": args.maxiter, "maxcor": args.maxcor,
                 "gtol": args.gtol, "ftol": args.ftol, "rel_tol": args.rel_tol,
                 "max_rounds": args.max_rounds, "polish_iters": args.polish_iters,
                 "subset": args.subset,
@@ -92,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     result = compute_optimum(problem, maxiter=args.maxiter, maxcor=args.maxcor, gtol=args.gtol,
                              ftol=args.ftol, rel_tol=args.rel_tol, max_rounds=args.max_rounds,
                              polish_iters=args.polish_iters, w0=w0, log=log,
-                             threads=args.threads)
+                             threads=args.threads, method=args.method)
     result = dataclasses.replace(result, dataset=dataset.name, dataset_path=str(args.data),
                                  dataset_sha256=sha256_file(args.data), settings=settings)
     write_optimum(args.out, result)
