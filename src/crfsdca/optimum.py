@@ -166,11 +166,13 @@ def _lbfgs_round(problem: Problem, counted, best: dict, maxiter: int, maxcor: in
     solver = LBFGS(problem, memory=maxcor, w0=best["x"], gtol=gtol, threads=threads)
     solver._fun = counted
     solver.run(0)  # evaluates the start
+    logged = 0
     while solver._iterations < maxiter and not (solver.stalled or solver.converged):
         solver.run(1)
         if certified(solver.gradient_norm(), solver.f, lam, rel_tol):
             break
-        if log is not None and solver._iterations % PROGRESS_EVERY == 0:
+        if log is not None and solver._iterations >= logged + PROGRESS_EVERY:
+            logged = solver._iterations
             gn = solver.gradient_norm()
             log(f"  iteration {solver._iterations}: P = {solver.f:.16e}, |grad| = {gn:.3e}, "
                 f"gap bound = {gap_bound(gn, lam):.3e} ({time.perf_counter() - t0:.1f}s)")
