@@ -85,22 +85,28 @@ def test_both_methods_reach_the_same_certified_optimum():
             assert ours.iterations == sum(x["iterations"] for x in ours.rounds)
 
 
-def test_our_lbfgs_round_logs_progress_and_hands_over_to_the_polish(monkeypatch):
-    """An unreachable target: the strong-Wolfe round stops where P is rounding noise and
-    the gradient-only polish goes on; a progress line every PROGRESS_EVERY iterations."""
+def test_our_lbfgs_keeps_the_smallest_gradient_and_logs_progress(monkeypatch):
+    """An unreachable target: the round goes on until PATIENCE iterations bring no smaller
+    gradient and keeps the point of smallest gradient (its P and bound are reported); a
+    progress line every PROGRESS_EVERY iterations."""
     from crfsdca import optimum as optimum_module
 
     monkeypatch.setattr(optimum_module, "PROGRESS_EVERY", 5)
+    monkeypatch.setattr(optimum_module, "PATIENCE", 8)
     p = small_problem(n=40, seed=2)
     lines = []
-    r = compute_optimum(p, rel_tol=1e-300, gtol=1e-300, polish_iters=60, log=lines.append)
-    assert r.rounds[0]["message"].startswith("LBFGS (strong-Wolfe line search): line search")
-    assert r.rounds[-1]["message"].startswith("polish")
-    assert r.iterations == sum(x["iterations"] for x in r.rounds)
-    assert r.evaluations >= r.iterations
+    r = compute_optimum(p, rel_tol=1e-300, log=lines.append)
+    assert len(r.rounds) == 1
+    assert r.rounds[0]["message"] == ("LBFGS (gradient-only line search): no smaller "
+                                      "gradient in 8 iterations")
+    assert r.iterations == r.rounds[0]["iterations"] and r.evaluations >= r.iterations
+    f, g = primal_and_gradient(r.w_star, p.train, p.n_attributes, p.n_labels, p.lam)
+    assert r.p_star == f and r.grad_norm == pytest.approx(np.linalg.norm(g), rel=1e-12)
+    assert r.relative_bound < 1e-20  # far below the default target all the same
     progress = [x for x in lines if x.lstrip().startswith("iteration")]
-    assert len(progress) == r.rounds[0]["iterations"] // 5 >= 4
-    assert r.relative_bound < 1e-14  # far below the default target all the same
+    assert len(progress) == r.iterations // 5 >= 4
+    budget = compute_optimum(p, rel_tol=1e-300, maxiter=7)
+    assert budget.iterations == 7 and budget.rounds[0]["message"].endswith("iteration cap")
     with pytest.raises(ValueError, match="unknown method"):
         compute_optimum(p, method="newton")
 

@@ -139,9 +139,9 @@ def train_job_bytes(solver: str, options: dict, s: DataSizes) -> int:
 
 
 def optimum_bytes(maxcor: int, s: DataSizes) -> int:
-    """The package's L-BFGS (2 m d floats of history; scipy's L-BFGS-B, ``--method scipy``,
-    takes (2 m + 5) d) and the polish (an L-BFGS of the same memory), never at once, plus
-    about ten d-vectors (iterates, gradients, the best point)."""
+    """The package's L-BFGS (2 m d floats of history), or scipy's L-BFGS-B (``--method
+    scipy``: (2 m + 5) d floats of workspace) and then ours as its polish, never at once;
+    plus about ten d-vectors (iterates, gradients, the best points)."""
     return F64 * s.dim * (2 * int(maxcor) + 12)
 
 

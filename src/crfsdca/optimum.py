@@ -1,16 +1,17 @@
 """The reference optimum of a training problem: w*, P* and a certificate, computed and stored.
 
 :func:`compute_optimum` (the ``optimum`` stage) minimizes P with the package's own
-L-BFGS (:class:`crfsdca.solvers.lbfgs.LBFGS`: strong-Wolfe line search, two-loop
-recursion in numba) on P and its gradient, whose full pass over the data runs in numba
-on ``threads`` threads (:func:`crfsdca.model.objective.primal_and_gradient`). The
-other method, ``scipy``, runs scipy's L-BFGS-B
-(``scipy.optimize.minimize(method="L-BFGS-B", jac=True)``) instead, restarted from its
-last point with a fresh memory while it stops early (its relative-reduction test
-``ftol`` or an abnormal line-search exit at the limits of floating-point precision)
-above the target accuracy; it costs 2-3 times more per evaluation at the paper's sizes
-(its compact-form algebra over d-long vectors in BLAS). Either way a last polish with a
-search on the gradient alone takes over where values of P become rounding noise. The
+L-BFGS (:class:`crfsdca.solvers.lbfgs.LBFGS`, two-loop recursion in numba) and its line
+search on the gradient alone, which keeps making progress where values of P are
+rounding noise, on P and its gradient, whose full pass over the data runs in numba on
+``threads`` threads (:func:`crfsdca.model.objective.primal_and_gradient`). The other
+method, ``scipy``, runs scipy's L-BFGS-B
+(``scipy.optimize.minimize(method="L-BFGS-B", jac=True)``), restarted from its last
+point with a fresh memory while it stops early (its relative-reduction test ``ftol`` or
+an abnormal line-search exit at the limits of floating-point precision) above the
+target accuracy, then polished by the package's L-BFGS; it costs 2-3 times more per
+evaluation at the paper's sizes (its compact-form algebra over d-long vectors) and
+stays as an independent implementation to cross-check P*. The
 result carries its own certificate: since P is lambda-strongly convex,
 ``P(w) - P* <= ||grad P(w)||^2 / (2 lambda)`` (the duality gap at the pair
 (w, alpha_hat(w)), ``math.md`` eq. 7-8), reported as ``gap_bound``
@@ -53,7 +54,9 @@ METHODS = ("lbfgs", "scipy")
 """How :func:`compute_optimum` minimizes P: the package's L-BFGS (the default), or
 scipy's L-BFGS-B (an independent implementation, to cross-check P*)."""
 PROGRESS_EVERY = 50
-"""Iterations between two progress lines of the package's L-BFGS round."""
+"""Iterations between two progress lines of an L-BFGS round."""
+PATIENCE = 50
+"""An L-BFGS round stops after this many iterations without a smaller gradient."""
 
 
 @dataclass
@@ -157,34 +160,40 @@ def _describe(info: dict) -> str:
             f"gap bound = {info['gap_bound']:.3e} ({info['message']}; {info['seconds']:.1f}s)")
 
 
-def _lbfgs_round(problem: Problem, counted, best: dict, maxiter: int, maxcor: int,
-                 gtol: float, rel_tol: float, threads: int, t0: float, log, record) -> int:
-    """One round of the package's L-BFGS from ``best["x"]``; its iterations."""
+def _gradient_round(problem: Problem, counted, best: dict, budget: int, maxcor: int,
+                    rel_tol: float, threads: int, t0: float, log, label: str) -> dict:
+    """L-BFGS with the gradient-only line search from ``best["x"]`` until the certificate
+    meets ``rel_tol``, ``budget`` iterations, or :data:`PATIENCE` iterations without a
+    smaller gradient; ``best`` becomes the point of smallest gradient. Its round record."""
     from .solvers.lbfgs import LBFGS
 
     lam = problem.lam
-    solver = LBFGS(problem, memory=maxcor, w0=best["x"], gtol=gtol, threads=threads)
+    solver = LBFGS(problem, memory=maxcor, w0=best["x"], line_search="gradient",
+                   threads=threads)
     solver._fun = counted
     solver.run(0)  # evaluates the start
-    logged = 0
-    while solver._iterations < maxiter and not (solver.stalled or solver.converged):
+    cert = {"x": solver.x, "f": solver.f, "g": solver.g, "gnorm": solver.gradient_norm()}
+    since = logged = 0
+    while not certified(cert["gnorm"], cert["f"], lam, rel_tol) and since < PATIENCE and \
+            solver._iterations < budget and not (solver.stalled or solver.converged):
         solver.run(1)
-        if certified(solver.gradient_norm(), solver.f, lam, rel_tol):
-            break
+        since += 1
+        gn = solver.gradient_norm()
+        if gn < cert["gnorm"]:
+            cert = {"x": solver.x.copy(), "f": solver.f, "g": solver.g.copy(), "gnorm": gn}
+            since = 0
         if log is not None and solver._iterations >= logged + PROGRESS_EVERY:
             logged = solver._iterations
-            gn = solver.gradient_norm()
-            log(f"  iteration {solver._iterations}: P = {solver.f:.16e}, |grad| = {gn:.3e}, "
-                f"gap bound = {gap_bound(gn, lam):.3e} ({time.perf_counter() - t0:.1f}s)")
-    gn = solver.gradient_norm()
-    reason = ("target reached" if certified(gn, solver.f, lam, rel_tol)
-              else "max |grad P| <= gtol" if solver.converged
-              else "line search found no decrease (P at its rounding)" if solver.stalled
+            log(f"  iteration {logged}: P = {solver.f:.16e}, |grad| = {gn:.3e}, gap bound = "
+                f"{gap_bound(gn, lam):.3e} ({time.perf_counter() - t0:.1f}s)")
+    best.update(x=cert["x"], f=cert["f"], g=cert["g"])
+    reason = ("target reached" if certified(cert["gnorm"], cert["f"], lam, rel_tol)
+              else "stalled" if solver.stalled
+              else f"no smaller gradient in {PATIENCE} iterations" if since >= PATIENCE
               else "iteration cap")
-    record(_round_info(solver._iterations, solver.counters()["oracle_fb"] // problem.n,
-                       f"LBFGS (strong-Wolfe line search): {reason}", best["f"],
-                       _norm(best["g"]), lam, t0))
-    return solver._iterations
+    return _round_info(solver._iterations, solver.counters()["oracle_fb"] // problem.n,
+                       f"{label}: {reason}", cert["f"],
+                       cert["gnorm"], lam, t0)
 
 
 def _scipy_rounds(counted, best: dict, lam: float, maxiter: int, maxcor: int, gtol: float,
@@ -221,29 +230,28 @@ def compute_optimum(problem: Problem, maxiter: int = 5000, maxcor: int = 50,
                     method: str = METHODS[0]) -> Optimum:
     """Minimize P by L-BFGS until P* is known to ``rel_tol`` relative.
 
-    ``method`` ``lbfgs``: one round of :class:`LBFGS` (``maxcor`` pairs, strong-Wolfe
-    line search) until the gap bound meets the target, max |grad P| <= ``gtol``, its
-    line search fails twice in a row (the decrease of P fell below the rounding of P), or
-    ``maxiter`` iterations; a progress line every :data:`PROGRESS_EVERY` iterations.
+    ``method`` ``lbfgs``: :class:`LBFGS` (``maxcor`` pairs) with its line search on the
+    directional derivative alone, from ``w0`` (default 0), until the gap bound meets the
+    target, ``maxiter`` iterations, or :data:`PATIENCE` iterations bring no smaller
+    gradient; the point with the smallest gradient is kept (its P and gap bound are
+    reported). A search on values of P would stall near the optimum, where the decrease
+    of P per step falls below the rounding noise of P itself (about 1e-16 relative per
+    term, summed over n sequences) while the gradient is still accurate; with lambda =
+    1/n the bound ||g||^2 / (2 lambda) is far above the true sub-optimality there.
+
     ``method`` ``scipy``: L-BFGS-B (``maxcor`` pairs, ``gtol`` on the max-norm of the
     gradient, ``ftol`` on the relative decrease, ``maxfun = 1.25 maxiter``), restarted
     from its last point while ``gap_bound > rel_tol * |P|``, the iteration budget
     ``maxiter`` (shared by all rounds) is not exhausted, at most ``max_rounds`` times,
-    and the previous round lowered P.
+    and the previous round lowered P; then, if the bound is still above the target, the
+    round above as a "polish" from the best point, for at most ``polish_iters``
+    iterations (within ``maxiter``).
 
-    If the bound is still above the target, a last "polish" round runs :class:`LBFGS`
-    (same memory) from the best point with its gradient-only line search, for at most
-    ``polish_iters`` iterations (and within ``maxiter``, which bounds the iterations of
-    all rounds together), until the target is met or 50 iterations bring no smaller
-    gradient; the point with the smallest gradient is kept (its P and gap bound are
-    reported). Near the optimum the decrease of P per step falls below the rounding
-    noise of P itself (about 1e-16 relative per term, summed over n sequences), so any
-    search on values of P stalls, while the gradient is still accurate; with lambda =
-    1/n the bound ||g||^2 / (2 lambda) is far above the true sub-optimality there.
-    ``log`` (a callable taking a string) receives one line per round. Every pass runs on
+    ``log`` (a callable taking a string) receives one line per round and a progress line
+    every :data:`PROGRESS_EVERY` iterations of the package's L-BFGS. Every pass runs on
     ``threads`` threads.
     """
-    from .solvers.lbfgs import LBFGS, objective
+    from .solvers.lbfgs import objective
 
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
@@ -275,44 +283,21 @@ def compute_optimum(problem: Problem, maxiter: int = 5000, maxcor: int = 50,
             log(f"round {len(rounds)}: {_describe(info)}")
 
     if method == "lbfgs":
-        iterations = _lbfgs_round(problem, counted, best, maxiter, maxcor, gtol, rel_tol,
-                                  threads, t0, log, record)
+        info = _gradient_round(problem, counted, best, maxiter, maxcor, rel_tol, threads, t0,
+                               log, "LBFGS (gradient-only line search)")
+        record(info)
+        iterations = info["iterations"]
     else:
         iterations = _scipy_rounds(counted, best, lam, maxiter, maxcor, gtol, ftol, rel_tol,
                                    max_rounds, t0, record)
-    gnorm = _norm(best["g"])
-    polish_iters = min(int(polish_iters), maxiter - iterations)  # maxiter covers all rounds
-    if not certified(gnorm, best["f"], lam, rel_tol) and polish_iters > 0:
-        polisher = LBFGS(problem, memory=maxcor, w0=best["x"], line_search="gradient",
-                         threads=threads)
-        polisher._fun = counted
-        polisher.run(0)  # evaluates the start
-        cert = {"x": best["x"], "f": best["f"], "g": best["g"], "gnorm": gnorm}
-        since = 0
-        while since < 50 and polisher._iterations < polish_iters and not (
-                polisher.stalled or polisher.converged):
-            polisher.run(1)
-            since += 1
-            gn = polisher.gradient_norm()
-            if gn < cert["gnorm"]:
-                cert = {"x": polisher.x.copy(), "f": polisher.f, "g": polisher.g.copy(),
-                        "gnorm": gn}
-                since = 0
-                if certified(gn, polisher.f, lam, rel_tol):
-                    break
-        best.update(x=cert["x"], f=cert["f"], g=cert["g"])
-        iterations += polisher._iterations
-        gnorm = cert["gnorm"]
-        reason = ("target reached" if certified(gnorm, best["f"], lam, rel_tol)
-                  else "stalled" if polisher.stalled
-                  else "no smaller gradient in 50 iterations" if since >= 50
-                  else "iteration cap")
-        info = _round_info(polisher._iterations, polisher.counters()["oracle_fb"] // problem.n,
-                           f"polish (LBFGS, gradient-only line search): {reason}", best["f"],
-                           gnorm, lam, t0)
-        rounds.append(info)
-        if log is not None:
-            log(f"polish: {_describe(info)}")
+        budget = min(int(polish_iters), maxiter - iterations)  # maxiter covers all rounds
+        if not certified(_norm(best["g"]), best["f"], lam, rel_tol) and budget > 0:
+            info = _gradient_round(problem, counted, best, budget, maxcor, rel_tol, threads,
+                                   t0, log, "polish (LBFGS, gradient-only line search)")
+            rounds.append(info)
+            if log is not None:
+                log(f"polish: {_describe(info)}")
+            iterations += info["iterations"]
     g = best["g"]
     gnorm = _norm(g)
     return Optimum(w_star=best["x"], p_star=float(best["f"]), grad_norm=gnorm,

@@ -1,8 +1,8 @@
 """The ``optimum`` command: a long L-BFGS run giving P* of a featurized dataset.
 
 ``python -m crfsdca optimum --data data/processed/ocr.h5 --out results/optimum/ocr.h5``
-minimizes P with the package's L-BFGS (or, ``--method scipy``, scipy's L-BFGS-B) and a
-last polish on the gradient alone, and writes w*, P*, ||grad P(w*)|| and the gap bound
+minimizes P with the package's L-BFGS (or, ``--method scipy``, scipy's L-BFGS-B and a
+polish by ours), and writes w*, P*, ||grad P(w*)|| and the gap bound
 ||grad P||^2 / (2 lambda) >= P(w*) - P* (see :mod:`crfsdca.optimum`).
 """
 
@@ -30,7 +30,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--maxcor", type=COUNT, default=50,
                    help="L-BFGS memory; history takes 2*maxcor*d*8 bytes (default 50)")
     p.add_argument("--gtol", type=POSITIVE, default=1e-10,
-                   help="stop when max |grad P| is below this (default 1e-10)")
+                   help="scipy: stop when max |grad P| is below this (default 1e-10)")
     p.add_argument("--method", choices=METHODS, default=METHODS[0],
                    help="the package's L-BFGS, or scipy's L-BFGS-B to cross-check P* "
                         f"(default {METHODS[0]})")
@@ -41,7 +41,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-rounds", type=COUNT, default=8,
                    help="L-BFGS-B restarts at most (scipy only)")
     p.add_argument("--polish-iters", type=NON_NEGATIVE_INT, default=1000,
-                   help="iterations of the final polish (gradient-only line search) at most")
+                   help="scipy: iterations of the final polish by our L-BFGS at most "
+                        "(default 1000)")
     p.add_argument("--lambda", dest="lam", type=POSITIVE, help="regularization (default 1/n)")
     p.add_argument("--threads", type=COUNT, default=1,
                    help="threads of the full-batch passes (default 1)")
