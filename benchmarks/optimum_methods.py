@@ -1,12 +1,12 @@
 """The optimum stage's two methods: the package's L-BFGS against scipy's L-BFGS-B.
 
-Both compute the reference optimum P* to the stage's target (gap bound <= 1e-13 |P|, then
-the gradient-only polish), with the stage's settings (memory 50) and its full-batch passes
-on ``--threads`` threads, one method after the other in one process. Prints seconds,
-iterations, evaluations and seconds per evaluation of each, their ratio, and how far
-apart the two P* are against their certificates (they must agree within the sum of the
-gap bounds). ``--methods lbfgs`` times ours alone (scipy's takes 15-25 minutes on CONLL
-and POS).
+Both compute the reference optimum P* to the stage's target (gap bound <= 1e-13 |P|;
+scipy's rounds then polished by ours), with the stage's settings (memory 50) and its
+full-batch passes on ``--threads`` threads, one method after the other in one process.
+Prints seconds, iterations, evaluations and seconds per evaluation of each, their
+ratio, and how far apart the two P* are against their certificates (they must agree
+within the sum of the gap bounds). ``--methods lbfgs`` times ours alone (scipy's takes
+15-25 minutes on CONLL and POS).
 
     python benchmarks/optimum_methods.py [--datasets ocr ner] [--threads 2]
 """

@@ -11,10 +11,10 @@ point with a fresh memory while it stops early (its relative-reduction test ``ft
 an abnormal line-search exit at the limits of floating-point precision) above the
 target accuracy, then polished by the package's L-BFGS; it costs 2-3 times more per
 evaluation at the paper's sizes (its compact-form algebra over d-long vectors) and
-stays as an independent implementation to cross-check P*. The
-result carries its own certificate: since P is lambda-strongly convex,
-``P(w) - P* <= ||grad P(w)||^2 / (2 lambda)`` (the duality gap at the pair
-(w, alpha_hat(w)), ``math.md`` eq. 7-8), reported as ``gap_bound``
+stays as an independent implementation to cross-check P*. The result carries its own
+certificate: since P is lambda-strongly convex, ``P(w) - P* <= ||grad P(w)||^2 /
+(2 lambda)`` (the duality gap at the pair (w, alpha_hat(w)), ``math.md`` eq. 7-8),
+reported as ``gap_bound``
 (``baselines.md`` section 7).
 
 File ``results/optimum/{dataset}.h5`` (format ``crfsdca-optimum``, version 1)::
@@ -192,8 +192,7 @@ def _gradient_round(problem: Problem, counted, best: dict, budget: int, maxcor: 
               else f"no smaller gradient in {PATIENCE} iterations" if since >= PATIENCE
               else "iteration cap")
     return _round_info(solver._iterations, solver.counters()["oracle_fb"] // problem.n,
-                       f"{label}: {reason}", cert["f"],
-                       cert["gnorm"], lam, t0)
+                       f"{label}: {reason}", cert["f"], cert["gnorm"], lam, t0)
 
 
 def _scipy_rounds(counted, best: dict, lam: float, maxiter: int, maxcor: int, gtol: float,

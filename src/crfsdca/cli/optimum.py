@@ -88,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
           f"the optimum of {dataset.name} (L-BFGS memory {args.maxcor})",
           "a smaller --maxcor shortens the history; --subset k uses fewer sequences")
     log(f"optimum of {dataset.name}: n={problem.n}, d={problem.dim}, lambda={problem.lam:.6g}, "
-        f"{args.method} L-BFGS history {2 * args.maxcor * problem.dim * 8 / 2**20:.0f} MiB")
+        f"L-BFGS history {2 * args.maxcor * problem.dim * 8 / 2**20:.0f} MiB "
+        f"(method {args.method})")
     w0 = None if args.init is None else _initial_weights(args.init, problem.dim)
     settings = {"method": args.method, "maxiter": args.maxiter, "maxcor": args.maxcor,
                 "gtol": args.gtol, "ftol": args.ftol, "rel_tol": args.rel_tol,
