@@ -119,6 +119,17 @@ def test_fixed_theoretical_step_makes_progress():
     assert s.diagnostics()["mean_step"] == pytest.approx(step)
 
 
+def test_phase_cycles_count_every_phase_and_only_grow():
+    p = small_problem(n=20)
+    s = SDCA(p, sampler="perm", seed=1)
+    s.run(p.n)
+    first = s.phase_cycles()
+    s.run(p.n)
+    second = s.phase_cycles()
+    assert set(first) == {"oracle", "gap", "direction", "line_search", "update"}
+    assert all(first[k] > 0 and second[k] > first[k] for k in first)
+
+
 def test_runs_are_bitwise_reproducible():
     p = small_problem(n=30)
     runs = []

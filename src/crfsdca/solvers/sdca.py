@@ -276,6 +276,11 @@ class SDCA(Solver):
         """The dual marginal store (unary, pairwise)."""
         return self.state.mu_unary, self.state.mu_pair
 
+    def phase_cycles(self) -> dict[str, int]:
+        """Cycle-counter ticks spent so far in each phase of a step, summed over lanes."""
+        c = self._counters()
+        return {name: int(c[CYC_ORACLE + k]) for k, name in enumerate(PHASES)}
+
     def diagnostics(self) -> dict[str, float]:
         c = self._counters()
         d = c - self._last
