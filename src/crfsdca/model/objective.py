@@ -106,15 +106,17 @@ def _finish_gradient(parts, w, lam, n, mask, lo, hi, norm):
     out = parts[0]
     masked = len(mask) > 0
     ww = 0.0
-    for j in range(lo, hi):
+    for jj in range(hi - lo):
+        j = np.uint64(lo + jj)  # unsigned: no wrap-around select (oracle.py)
         acc = out[j]
         for s in range(1, len(parts)):
             acc += parts[s][j]
         x = acc / n + lam * w[j]
         out[j] = x * mask[j] if masked else x
     if norm:
-        for j in range(lo, hi):  # a reduction in a loop that stores nothing (jit.py)
-            ww += w[j] * w[j]
+        wj = w[lo:hi]
+        for j in range(hi - lo):  # a reduction in a loop that stores nothing (jit.py)
+            ww += wj[j] * wj[j]
     return ww
 
 

@@ -15,6 +15,10 @@ Forward-backward runs on scaled probabilities (Rabiner's scaling), after subtrac
 per-token maximum of the unary scores and the maximum of the transition matrix; log Z
 keeps the logs of all scale factors. When a scale factor underflows (extreme weights),
 the sequence is redone in log space, so the oracle is exact at any weight magnitude.
+
+The loops over labels slice a token's (or a transition row's) entries first and index
+the slice from 0: numba wraps negative indices, and an index ``row + k`` whose sign LLVM
+cannot prove costs a select per entry and keeps the loop from vectorizing.
 """
 
 from __future__ import annotations
@@ -81,26 +85,28 @@ def unary_scores(w, n_attr, K, seq, i, out):
     T = seq.offsets[i + 1] - start
     real = len(seq.attr_values) > 0
     ob = n_attr * K
+    bias = w[ob:ob + 3 * K]
     for t in range(T):
-        row = t * K
+        o = out[t * K:(t + 1) * K]
         for k in range(K):
-            out[row + k] = w[ob + 3 * k]
+            o[k] = bias[3 * k]
         if t == 0:
             for k in range(K):
-                out[row + k] += w[ob + 3 * k + 1]
+                o[k] += bias[3 * k + 1]
         if t == T - 1:
             for k in range(K):
-                out[row + k] += w[ob + 3 * k + 2]
+                o[k] += bias[3 * k + 2]
         tok = start + t
         for j in range(seq.attr_indptr[tok], seq.attr_indptr[tok + 1]):
             base = seq.attr_indices[j] * K
+            wa = w[base:base + K]
             if real:
                 v = seq.attr_values[j]
                 for k in range(K):
-                    out[row + k] += v * w[base + k]
+                    o[k] += v * wa[k]
             else:
                 for k in range(K):
-                    out[row + k] += w[base + k]
+                    o[k] += wa[k]
     return T
 
 
@@ -108,11 +114,12 @@ def unary_scores(w, n_attr, K, seq, i, out):
 def transition_potentials(tw, ow, K, trans):
     """Write exp(W - max W) into ``trans[:K*K]`` and return max W, for the K x K
     log-potentials W = ``tw[ow:ow + K*K]``."""
+    W = tw[ow:ow + K * K]
     mx = -np.inf
     for j in range(K * K):
-        mx = max(mx, tw[ow + j])
+        mx = max(mx, W[j])
     for j in range(K * K):
-        trans[j] = fexp(tw[ow + j] - mx)
+        trans[j] = fexp(W[j] - mx)
     return mx
 
 
@@ -125,41 +132,43 @@ def _forward(scores, T, K, trans, trans_max, emit, alpha, scale, e1, labels, sta
     """
     logz = (T - 1) * trans_max
     for t in range(T):
-        row = t * K
+        s = scores[t * K:(t + 1) * K]
+        e = emit[t * K:(t + 1) * K]
         mx = -np.inf
         for k in range(K):
-            mx = max(mx, scores[row + k])
+            mx = max(mx, s[k])
         logz += mx
         for k in range(K):
-            emit[row + k] = fexp(scores[row + k] - mx)
+            e[k] = fexp(s[k] - mx)
     for t in range(T):
-        row = t * K
+        a = alpha[t * K:(t + 1) * K]
         if t == 0:
             for k in range(K):
-                alpha[k] = emit[k]
+                a[k] = emit[k]
         else:
-            prev = row - K
+            a_prev = alpha[(t - 1) * K:t * K]
             for k in range(K):
-                alpha[row + k] = 0.0
+                a[k] = 0.0
             for k in range(K):
-                ak = alpha[prev + k]
-                mrow = k * K
+                ak = a_prev[k]
+                tr = trans[k * K:(k + 1) * K]
                 for l in range(K):
-                    alpha[row + l] += ak * trans[mrow + l]
+                    a[l] += ak * tr[l]
             if e1 != 0.0:
                 ya = labels[start + t - 1]
                 yb = labels[start + t]
-                alpha[row + yb] += alpha[prev + ya] * trans[ya * K + yb] * e1
+                a[yb] += a_prev[ya] * trans[ya * K + yb] * e1
+            e = emit[t * K:(t + 1) * K]
             for k in range(K):
-                alpha[row + k] *= emit[row + k]
+                a[k] *= e[k]
         c = 0.0
         for k in range(K):
-            c += alpha[row + k]
+            c += a[k]
         if not (c > _SAFE_MIN and c < _SAFE_MAX):
             return np.nan
         inv = 1.0 / c
         for k in range(K):
-            alpha[row + k] *= inv
+            a[k] *= inv
         scale[t] = c
         logz += flog(c)
     return logz
@@ -237,9 +246,11 @@ def sum_products(a, a0, b, b0, n):
     whose scalar fallback sums in another order: the result would depend on where the
     arrays lie in memory, and runs would not be reproducible bit for bit.
     """
+    x = a[a0:a0 + n]
+    y = b[b0:b0 + n]
     s = 0.0
     for l in range(n):
-        s += a[a0 + l] * b[b0 + l]
+        s += x[l] * y[l]
     return s
 
 
@@ -273,20 +284,25 @@ def _chain_scaled(scores, T, K, trans, trans_max, emit, alpha, beta, scale, unar
         nxt = row + K
         inv = 1.0 / scale[t + 1]
         # emit of token t+1 is no longer needed: reuse it for g = emit * beta / c
+        g = emit[nxt:nxt + K]
+        b_next = beta[nxt:nxt + K]
         for l in range(K):
-            emit[nxt + l] = emit[nxt + l] * beta[nxt + l] * inv
+            g[l] = g[l] * b_next[l] * inv
         prow = 0 if sum_pairs else t * KK
+        table = pair[prow:prow + KK]
         for k in range(K):
             ak = alpha[row + k]
             mrow = k * K
+            tr = trans[mrow:mrow + K]
+            out = table[mrow:mrow + K]
             # the sum in a loop of its own: see sum_products
-            s = sum_products(trans, mrow, emit, nxt, K)
+            s = sum_products(tr, 0, g, 0, K)
             if sum_pairs:
                 for l in range(K):
-                    pair[mrow + l] += ak * (trans[mrow + l] * emit[nxt + l])
+                    out[l] += ak * (tr[l] * g[l])
             else:
                 for l in range(K):
-                    pair[prow + mrow + l] = ak * (trans[mrow + l] * emit[nxt + l])
+                    out[l] = ak * (tr[l] * g[l])
             beta[row + k] = s
             unary[row + k] = ak * s
             bmax = max(bmax, s)

@@ -20,24 +20,29 @@ def add_marginal_stats(out, scale, unary, u0, pair, p0, T, K, n_attr, seq, i, pa
     real = len(seq.attr_values) > 0
     ob = n_attr * K
     ow = ob + 3 * K
+    bias = out[ob:ob + 3 * K]
     for t in range(T):
-        row = u0 + t * K
+        u = unary[u0 + t * K:u0 + (t + 1) * K]
         tok = start + t
         for j in range(seq.attr_indptr[tok], seq.attr_indptr[tok + 1]):
             base = seq.attr_indices[j] * K
+            o = out[base:base + K]
             c = scale * seq.attr_values[j] if real else scale
             for k in range(K):
-                out[base + k] += c * unary[row + k]
+                o[k] += c * u[k]
         for k in range(K):
-            out[ob + 3 * k] += scale * unary[row + k]
+            bias[3 * k] += scale * u[k]
+    first = unary[u0:u0 + K]
+    last = unary[u0 + (T - 1) * K:u0 + T * K]
     for k in range(K):
-        out[ob + 3 * k + 1] += scale * unary[u0 + k]
-        out[ob + 3 * k + 2] += scale * unary[u0 + (T - 1) * K + k]
+        bias[3 * k + 1] += scale * first[k]
+        bias[3 * k + 2] += scale * last[k]
     KK = K * K
+    trans = out[ow:ow + KK]
     for t in range(pair_rows):
-        row = p0 + t * KK
+        table = pair[p0 + t * KK:p0 + (t + 1) * KK]
         for j in range(KK):
-            out[ow + j] += scale * pair[row + j]
+            trans[j] += scale * table[j]
 
 
 @njit(**NJIT)

@@ -212,16 +212,17 @@ def _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, scale, v_em, v_b
         v_em[j] = 0.0
     for t in range(T):
         tok = start + t
-        row = t * K
+        d_t = d_unary[t * K:(t + 1) * K]
         for j in range(idx.attr_indptr[tok], idx.attr_indptr[tok + 1]):
             base = idx.local[j] * K
+            v_a = v_em[base:base + K]
             if real:
                 x = idx.attr_values[j]
                 for k in range(K):
-                    v_em[base + k] += x * d_unary[row + k]
+                    v_a[k] += x * d_t[k]
             else:
                 for k in range(K):
-                    v_em[base + k] += d_unary[row + k]
+                    v_a[k] += d_t[k]
     for k in range(K):
         s = 0.0
         for t in range(T):
@@ -234,8 +235,9 @@ def _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, scale, v_em, v_b
         for j in range(KK):
             v_trans[j] = 0.0
         for t in range(T - 1):
+            d_t = d_pair[t * KK:(t + 1) * KK]
             for j in range(KK):
-                v_trans[j] += d_pair[t * KK + j]
+                v_trans[j] += d_t[j]
     ob = n_attr * K
     ow = transition_offset(n_attr, K)
     if masked:
@@ -251,18 +253,22 @@ def _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, scale, v_em, v_b
     vv = 0.0
     for r in range(nu):
         base = idx.uniq_attr[ua0 + r] * K
+        w_a = w[base:base + K]
+        v_a = v_em[r * K:(r + 1) * K]
         for k in range(K):
-            x = scale * v_em[r * K + k]
-            v_em[r * K + k] = x
-            wv += w[base + k] * x
+            x = scale * v_a[k]
+            v_a[k] = x
+            wv += w_a[k] * x
             vv += x * x
+    w_b = w[ob:ob + 3 * K]
     for j in range(3 * K):
-        wv += w[ob + j] * v_bias[j]
+        wv += w_b[j] * v_bias[j]
         vv += v_bias[j] * v_bias[j]
+    w_t = w[ow:ow + KK]
     for j in range(KK):
         x = scale * v_trans[j]
         v_trans[j] = x
-        wv += w[ow + j] * x
+        wv += w_t[j] * x
         vv += x * x
     return wv, vv
 
@@ -303,23 +309,27 @@ def _apply_primal(w, n_attr, K, idx, i, gamma, v_em, v_bias, v_trans, locks, ato
     for r in range(nu):
         a = idx.uniq_attr[ua0 + r]
         base = a * K
+        w_a = w[base:base + K]
+        v_a = v_em[r * K:(r + 1) * K]
         if atomic:
             lock(locks, _row_lock(a))
         for k in range(K):
-            w[base + k] += gamma * v_em[r * K + k]
+            w_a[k] += gamma * v_a[k]
         if atomic:
             unlock(locks, _row_lock(a))
     ob = n_attr * K
+    w_b = w[ob:ob + 3 * K]
     if atomic:
         lock(locks, BIAS_LOCK)
     for j in range(3 * K):
-        w[ob + j] += gamma * v_bias[j]
+        w_b[j] += gamma * v_bias[j]
     if atomic:
         unlock(locks, BIAS_LOCK)
         lock(locks, TRANS_LOCK)
     ow = ob + 3 * K
+    w_t = w[ow:ow + K * K]
     for j in range(K * K):
-        w[ow + j] += gamma * v_trans[j]
+        w_t[j] += gamma * v_trans[j]
     if atomic:
         unlock(locks, TRANS_LOCK)
 
@@ -513,8 +523,9 @@ def _read_transitions(w, n_attr, K, buf):
     exp(W - max W) into the oracle's workspace; returns max W. The oracle and the gap
     identity then use the same W, also while other threads add to w."""
     ow = transition_offset(n_attr, K)
+    w_t = w[ow:ow + K * K]
     for j in range(K * K):
-        buf.w_trans[j] = w[ow + j]
+        buf.w_trans[j] = w_t[j]
     return transition_potentials(buf.w_trans, 0, K, buf.ws.trans)
 
 
