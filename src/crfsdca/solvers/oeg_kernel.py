@@ -186,20 +186,25 @@ def _dual_change(st, idx, buf, i, T, K, n_attr, scale, mask):
         tok = start + t
         row = t * K
         # emit is free after inference: per-token change of the unary marginals
+        e = emit[row:row + K]
+        mu_t = st.mu_unary[u0 + row:u0 + row + K]
+        u_t = unary[row:row + K]
         for k in range(K):
-            emit[row + k] = st.mu_unary[u0 + row + k] - unary[row + k]
+            e[k] = mu_t[k] - u_t[k]
         for j in range(idx.attr_indptr[tok], idx.attr_indptr[tok + 1]):
             lb = idx.local[j] * K
+            dw = buf.dw_em[lb:lb + K]
             v = idx.attr_values[j] if real else 1.0
             for k in range(K):
-                buf.dw_em[lb + k] += v * emit[row + k]
+                dw[k] += v * e[k]
         for k in range(K):
-            buf.dw_bias[3 * k] += emit[row + k]
+            buf.dw_bias[3 * k] += e[k]
     for k in range(K):
         buf.dw_bias[3 * k + 1] = emit[k]
         buf.dw_bias[3 * k + 2] = emit[(T - 1) * K + k]
+    mu_i = st.mu_pair[i * KK:(i + 1) * KK]
     for j in range(KK):
-        buf.dw_trans[j] = scale * (st.mu_pair[i * KK + j] - pi[j])
+        buf.dw_trans[j] = scale * (mu_i[j] - pi[j])
     if len(mask):
         ob = n_attr * K
         for r in range(nu):
@@ -214,21 +219,25 @@ def _dual_change(st, idx, buf, i, T, K, n_attr, scale, mask):
     dd = 0.0
     for r in range(nu):
         base = idx.uniq_attr[ua0 + r] * K
+        w_a = st.w[base:base + K]
+        dw = buf.dw_em[r * K:(r + 1) * K]
         for k in range(K):
-            x = scale * buf.dw_em[r * K + k]
-            buf.dw_em[r * K + k] = x
-            wdw += st.w[base + k] * x
+            x = scale * dw[k]
+            dw[k] = x
+            wdw += w_a[k] * x
             dd += x * x
     ob = n_attr * K
+    w_b = st.w[ob:ob + 3 * K]
     for j in range(3 * K):
         x = scale * buf.dw_bias[j]
         buf.dw_bias[j] = x
-        wdw += st.w[ob + j] * x
+        wdw += w_b[j] * x
         dd += x * x
     ow = ob + 3 * K
+    w_t = st.w[ow:ow + KK]
     for j in range(KK):
         x = buf.dw_trans[j]
-        wdw += st.w[ow + j] * x
+        wdw += w_t[j] * x
         dd += x * x
     return wdw, dd
 
@@ -242,19 +251,27 @@ def _accept(st, idx, buf, i, T, K, n_attr, a_new, h_new):
     nu = idx.uniq_ptr[i + 1] - ua0
     for r in range(nu):
         base = idx.uniq_attr[ua0 + r] * K
+        w_a = st.w[base:base + K]
+        dw = buf.dw_em[r * K:(r + 1) * K]
         for k in range(K):
-            st.w[base + k] += buf.dw_em[r * K + k]
+            w_a[k] += dw[k]
     ob = n_attr * K
+    w_b = st.w[ob:ob + 3 * K]
     for j in range(3 * K):
-        st.w[ob + j] += buf.dw_bias[j]
+        w_b[j] += buf.dw_bias[j]
     ow = ob + 3 * K
+    w_t = st.w[ow:ow + KK]
+    theta_i = st.theta_pair[i * KK:(i + 1) * KK]
+    mu_i = st.mu_pair[i * KK:(i + 1) * KK]
     for j in range(KK):
-        st.w[ow + j] += buf.dw_trans[j]
-        st.theta_pair[i * KK + j] = buf.q[j]
-        st.mu_pair[i * KK + j] = buf.chain.pair[j]
+        w_t[j] += buf.dw_trans[j]
+        theta_i[j] = buf.q[j]
+        mu_i[j] = buf.chain.pair[j]
+    theta_u = st.theta_unary[u0:u0 + T * K]
+    mu_u = st.mu_unary[u0:u0 + T * K]
     for j in range(T * K):
-        st.theta_unary[u0 + j] = buf.chain.scores[j]
-        st.mu_unary[u0 + j] = buf.chain.unary[j]
+        theta_u[j] = buf.chain.scores[j]
+        mu_u[j] = buf.chain.unary[j]
     st.theta_scale[i] = a_new
     st.entropy[i] = h_new
 
@@ -281,10 +298,13 @@ def oeg_step(i, st, idx, buf, n_attr, K, opt):
     for _ in range(opt.max_trials):
         trials += 1
         keep = 1.0 - eta
+        theta_u = st.theta_unary[u0:u0 + T * K]
         for j in range(T * K):
-            theta[j] = keep * st.theta_unary[u0 + j] + eta * scores[j]
+            theta[j] = keep * theta_u[j] + eta * scores[j]
+        theta_i = st.theta_pair[i * KK:(i + 1) * KK]
+        w_t = st.w[ow:ow + KK]
         for j in range(KK):
-            buf.q[j] = keep * st.theta_pair[i * KK + j] + eta * st.w[ow + j]
+            buf.q[j] = keep * theta_i[j] + eta * w_t[j]
         a_new = keep * a_old
         bonus = a_new * opt.c0
         logz, true_mass = _solve_chain(buf, T, K, bonus, idx.labels, start)

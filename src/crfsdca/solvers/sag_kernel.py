@@ -116,8 +116,10 @@ def catch_up(st, idx, i, K):
         if la != k:
             coef = sk - st.cum[la]
             base = a * K
+            w_a = st.w[base:base + K]
+            d_a = st.dvec[base:base + K]
             for kk in range(K):
-                st.w[base + kk] -= coef * st.dvec[base + kk]
+                w_a[kk] -= coef * d_a[kk]
             st.last[a] = k
 
 
@@ -147,28 +149,30 @@ def _scaled_scores(w, c, n_attr, K, seq, i, out):
     start = offsets[i]
     T = offsets[i + 1] - start
     ob = n_attr * K
+    bias = w[ob:ob + 3 * K]
     for t in range(T):
-        row = t * K
+        o = out[t * K:(t + 1) * K]
         for k in range(K):
-            out[row + k] = 0.0
+            o[k] = 0.0
         tok = start + t
         for j in range(attr_indptr[tok], attr_indptr[tok + 1]):
             base = attr_indices[j] * K
+            w_a = w[base:base + K]
             if real:
                 v = seq.attr_values[j]
                 for k in range(K):
-                    out[row + k] += v * w[base + k]
+                    o[k] += v * w_a[k]
             else:
                 for k in range(K):
-                    out[row + k] += w[base + k]
+                    o[k] += w_a[k]
         for k in range(K):
-            out[row + k] = c * out[row + k] + w[ob + 3 * k]
+            o[k] = c * o[k] + bias[3 * k]
         if t == 0:
             for k in range(K):
-                out[row + k] += w[ob + 3 * k + 1]
+                o[k] += bias[3 * k + 1]
         if t == T - 1:
             for k in range(K):
-                out[row + k] += w[ob + 3 * k + 2]
+                o[k] += bias[3 * k + 2]
     return T
 
 
@@ -199,11 +203,13 @@ def _refresh_store(st, idx, buf, i, T, K, n_attr, seen, mask):
             st.store_unary[s] = nv
             buf.tok_a[row + k] = np.float64(st.store_unary[s]) - old
             buf.tok_b[row + k] = nv - truth
+        a_t = buf.tok_a[row:row + K]
         for j in range(idx.attr_indptr[tok], idx.attr_indptr[tok + 1]):
             base = idx.attr_indices[j] * K
+            d_a = st.dvec[base:base + K]
             v = idx.attr_values[j] if real else 1.0
             for k in range(K):
-                st.dvec[base + k] += buf.tok_a[row + k] * v * _kept(mask, base + k)
+                d_a[k] += a_t[k] * v * _kept(mask, base + k)
         for k in range(K):
             st.dvec[ob + 3 * k] += buf.tok_a[row + k] * _kept(mask, ob + 3 * k)
     last = (T - 1) * K
@@ -213,9 +219,9 @@ def _refresh_store(st, idx, buf, i, T, K, n_attr, seen, mask):
     for j in range(KK):
         buf.pi_new[j] = 0.0
     for t in range(T - 1):
-        p = t * KK
+        table = ws.pair[t * KK:(t + 1) * KK]
         for j in range(KK):
-            buf.pi_new[j] += ws.pair[p + j]
+            buf.pi_new[j] += table[j]
     p0 = i * KK
     for j in range(KK):
         old = np.float64(st.store_pair[p0 + j]) if seen else 0.0
@@ -243,14 +249,15 @@ def _gradient(idx, buf, i, T, K, n_attr, mask):
         buf.g_bias[3 * k] = 0.0
     for t in range(T):
         tok = start + t
-        row = t * K
+        b_t = buf.tok_b[t * K:(t + 1) * K]
         for j in range(idx.attr_indptr[tok], idx.attr_indptr[tok + 1]):
             lb = idx.local[j] * K
+            g = buf.g_em[lb:lb + K]
             v = idx.attr_values[j] if real else 1.0
             for k in range(K):
-                buf.g_em[lb + k] += v * buf.tok_b[row + k]
+                g[k] += v * b_t[k]
         for k in range(K):
-            buf.g_bias[3 * k] += buf.tok_b[row + k]
+            buf.g_bias[3 * k] += b_t[k]
     last = (T - 1) * K
     for k in range(K):
         buf.g_bias[3 * k + 1] = buf.tok_b[k]
@@ -289,11 +296,13 @@ def _gradient(idx, buf, i, T, K, n_attr, mask):
         if t == T - 1:
             for k in range(K):
                 buf.tok_a[row + k] += buf.g_bias[3 * k + 2]
+        a_t = buf.tok_a[row:row + K]
         for j in range(idx.attr_indptr[tok], idx.attr_indptr[tok + 1]):
             lb = idx.local[j] * K
+            g = buf.g_em[lb:lb + K]
             v = idx.attr_values[j] if real else 1.0
             for k in range(K):
-                buf.tok_a[row + k] += v * buf.g_em[lb + k]
+                a_t[k] += v * g[k]
         dgt += buf.tok_a[row + idx.labels[tok]]
     for t in range(T - 1):
         dgt += buf.g_trans[idx.labels[start + t] * K + idx.labels[start + t + 1]]
