@@ -47,6 +47,11 @@ WORK = {
 }
 
 
+# The floors' loops are compiled afresh each run: numba's cache is keyed on this file
+# alone, so a cached loop would keep an old copy of the kernel it times.
+_FRESH = dict(NJIT, cache=False)
+
+
 def tsc_hz() -> float:
     """Ticks per second of the cycle counter."""
     c0, t0 = cycles(), time.perf_counter()
@@ -54,7 +59,7 @@ def tsc_hz() -> float:
     return (cycles() - c0) / (time.perf_counter() - t0)
 
 
-@njit(**NJIT)
+@njit(**_FRESH)
 def _gap_loop(mu, nu, delta_sum, blocks, size, tw, KK, repeats):
     """The gap pass's pairwise loops (score and slope, then delta = nu - mu summed over
     edges) over ``blocks`` consecutive blocks, ``repeats`` times; cycles per entry."""
@@ -69,7 +74,7 @@ def _gap_loop(mu, nu, delta_sum, blocks, size, tw, KK, repeats):
     return (cycles() - c0) / (repeats * blocks * size), acc
 
 
-@njit(**NJIT)
+@njit(**_FRESH)
 def _eval_loop(mu, d, blocks, size, repeats):
     """One line-search evaluation per block; cycles per entry."""
     acc = 0.0
@@ -81,7 +86,7 @@ def _eval_loop(mu, d, blocks, size, repeats):
     return (cycles() - c0) / (repeats * blocks * size), acc
 
 
-@njit(**NJIT)
+@njit(**_FRESH)
 def _update_loop(mu, d, mu_u, d_u, blocks, size, K, repeats):
     """mu += gamma delta over each block (the update when the line search knows the new
     entropy); cycles per entry."""
