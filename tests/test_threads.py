@@ -12,6 +12,7 @@ from crfsdca.errors import ConfigError
 from crfsdca.jit import lock, unlock
 from crfsdca.model.features import soft_threshold
 from crfsdca.model.objective import (
+    SlotBuffers,
     block_gaps,
     predict,
     primal,
@@ -52,6 +53,23 @@ def test_full_batch_passes_agree_across_thread_counts(threads):
     mu_p = np.full((seq.n_tokens - seq.n_sequences) * 25, 0.04)
     np.testing.assert_allclose(block_gaps(w, mu_u, mu_p, seq, 20, 5, threads=threads),
                                block_gaps(w, mu_u, mu_p, seq, 20, 5), rtol=1e-12)
+
+
+def test_kept_slot_buffers_give_the_fresh_results_and_a_new_gradient_each_call():
+    rng = np.random.default_rng(1)
+    seq = random_split(rng, 40, 8, 4, 15, real=True)
+    other = random_split(rng, 30, 12, 4, 15, real=True)  # longer sequences: new workspaces
+    d = 15 * 4 + 3 * 4 + 16
+    buffers = SlotBuffers()
+    for split in (seq, other, seq):
+        w = rng.normal(size=d)
+        fresh = primal_and_gradient(w, split, 15, 4, 0.1, threads=2)
+        kept = primal_and_gradient(w, split, 15, 4, 0.1, threads=2, buffers=buffers)
+        assert kept[0] == fresh[0] and np.array_equal(kept[1], fresh[1])
+        copy = kept[1].copy()
+        primal_and_gradient(rng.normal(size=d), split, 15, 4, 0.1, threads=2,
+                            buffers=buffers)
+        np.testing.assert_array_equal(kept[1], copy)  # not overwritten by the next call
 
 
 def test_lanes_split_the_sequences():

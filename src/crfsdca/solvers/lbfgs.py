@@ -22,7 +22,7 @@ import numpy as np
 from ..data.sequences import subset_sequences
 from ..errors import ConfigError
 from ..jit import aligned_copy, aligned_zeros, dot
-from ..model.objective import primal_and_gradient
+from ..model.objective import SlotBuffers, primal_and_gradient
 from .base import Problem, Solver
 from .lbfgs_kernel import two_loop
 from .registry import LBFGS_OPTIONS
@@ -34,10 +34,11 @@ def objective(problem: Problem, threads: int = 1):
     """w -> (P(w), grad P(w)) for ``problem`` (one full pass, n forward-backwards, on
     ``threads`` threads)."""
     p = problem
+    buffers = SlotBuffers()
 
     def fun(w):
         return primal_and_gradient(w, p.train, p.n_attributes, p.n_labels, p.lam,
-                                   p.feature_mask, threads)
+                                   p.feature_mask, threads, buffers)
 
     return fun
 
