@@ -80,3 +80,25 @@ def test_objective_and_weights_match_crfsuite_on_conll(conll, tmp_path):
     assert theirs == pytest.approx(loss_c, rel=1e-7)
     assert ours <= theirs * (1 + 1e-9)
     assert np.max(np.abs(model.weights - w_c)) <= 1e-4
+
+
+def test_crfsuite_stops_at_its_relative_decrease_over_ten_iterations(tmp_path):
+    """``delta`` (the reproduction's stop for CRFsuite): the run ends at the first
+    iteration whose objective is less than ``delta`` (relative) below the one 10
+    iterations before, and runs on without it."""
+    from crfsdca.crfsuite import train_crfsuite
+    from crfsdca.data.synthetic import synthetic_sequences
+    from crfsdca.solvers.base import Problem
+
+    seq = synthetic_sequences(80, 2, 9, 4, 25, 4, seed=3)
+    p = Problem(seq, 25, 4, 0.1 / 80, label_names=("a", "b", "c", "d"))
+    delta = 1e-7
+    rows = train_crfsuite(p, tmp_path / "m.crfsuite", max_iterations=2000, epsilon=1e-14,
+                          delta=delta)
+    loss = np.array([r["loss"] for r in rows])
+    rate = (loss[:-10] - loss[10:]) / loss[10:]  # rate[k - 10]: iteration k against k - 10
+    assert len(loss) > 20 and rate[-1] < delta and np.all(rate[:-1] >= delta)
+    longer = train_crfsuite(p, tmp_path / "n.crfsuite", max_iterations=len(loss) + 20,
+                            epsilon=1e-14)
+    assert len(longer) > len(loss)
+    np.testing.assert_array_equal([r["loss"] for r in longer[:len(loss)]], loss)

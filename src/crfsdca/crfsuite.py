@@ -60,7 +60,10 @@ def sequence_items(problem: Problem, i: int) -> tuple[list, list[str]]:
 
 
 def trainer_params(problem: Problem, max_iterations: int, num_memories: int = 6,
-                   epsilon: float = 1e-12) -> dict:
+                   epsilon: float = 1e-12, delta: float = 0.0) -> dict:
+    """CRFsuite's options for our objective. It stops at ``max_iterations``, at
+    ||g|| <= ``epsilon`` max(1, ||w||), or when the objective fell by less than ``delta``
+    (relative) over the last ``period`` = 10 iterations (0: never)."""
     return {
         "c1": problem.l1 * problem.n,
         "c2": problem.lam * problem.n / 2.0,
@@ -70,7 +73,8 @@ def trainer_params(problem: Problem, max_iterations: int, num_memories: int = 6,
         "max_iterations": int(max_iterations),
         "num_memories": int(num_memories),
         "epsilon": float(epsilon),
-        "delta": 0.0,
+        "delta": float(delta),
+        "period": 10,
     }
 
 
@@ -116,13 +120,14 @@ def tracing_trainer(rows: list[dict]):
 
 
 def train_crfsuite(problem: Problem, model_path: str | Path, max_iterations: int = 1000,
-                   num_memories: int = 6, epsilon: float = 1e-12) -> list[dict]:
+                   num_memories: int = 6, epsilon: float = 1e-12,
+                   delta: float = 0.0) -> list[dict]:
     """Train CRFsuite's L-BFGS; returns one row per iteration (loss, wall seconds, evals)."""
     rows: list[dict] = []
     trainer = tracing_trainer(rows)
     for i in range(problem.n):
         trainer.append(*sequence_items(problem, i))
-    trainer.set_params(trainer_params(problem, max_iterations, num_memories, epsilon))
+    trainer.set_params(trainer_params(problem, max_iterations, num_memories, epsilon, delta))
     trainer.train(str(model_path))
     return rows
 

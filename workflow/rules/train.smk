@@ -66,9 +66,11 @@ rule crfsuite:
         out=lambda wc, output: os.path.dirname(output.trace),
         max_iterations=config["crfsuite"]["max_iterations"],
         num_memories=config["crfsuite"]["num_memories"],
+        delta=config["crfsuite"]["delta"],
         lam=lambda_arg,
     shell:
         "{params.single_thread} {params.crfsdca} crfsuite --data {input.data:q}"
         " --out {params.out:q}"
         " --max-iterations {params.max_iterations} --num-memories {params.num_memories}"
+        " --delta {params.delta}"
         " {params.lam} > {log:q} 2>&1"

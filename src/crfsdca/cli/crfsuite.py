@@ -24,6 +24,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--num-memories", type=COUNT, default=6, help="L-BFGS history (CRFsuite's "
                    "default 6)")
     p.add_argument("--epsilon", type=POSITIVE, default=1e-12)
+    p.add_argument("--delta", type=NON_NEGATIVE, default=0.0, help="stop when 10 iterations "
+                   "lowered the objective by less than this, relatively (CRFsuite's delta "
+                   "over its period; 0: never)")
     p.add_argument("--lambda", dest="lam", type=POSITIVE, help="regularization (default 1/n)")
     p.add_argument("--l1", type=NON_NEGATIVE, default=0.0, help="L1 regularization as in "
                    "train (c1 = l1 n: CRFsuite then runs OWL-QN)")
@@ -55,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         model = Path(tmp) / "model.crfsuite"
         t0 = time.perf_counter()
         iters = train_crfsuite(problem, model, args.max_iterations, args.num_memories,
-                               args.epsilon)
+                               args.epsilon, args.delta)
         wall = time.perf_counter() - t0
         w = weights_from_model(model, problem)
     monitor = Monitor(problem)
@@ -72,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
     last_loss = iters[-1]["loss"] / n if iters else math.nan
     config = {"solver": "crfsuite", "lambda": problem.lam, "max_iterations":
               args.max_iterations, "num_memories": args.num_memories, "epsilon": args.epsilon,
+              "delta": args.delta,
               "c2": problem.lam * n / 2, "c1": problem.l1 * n,
               "algorithm": "owl-qn" if problem.l1 else "lbfgs"}
     meta = {"command": "crfsuite",
