@@ -181,3 +181,19 @@ def test_the_lock_loses_no_update():
     run_parallel([lambda: _count_under_lock(counts, locks, rounds)] * 4)
     assert counts[0] == counts[1] == 4 * rounds
     assert locks[0] == 0  # released
+
+
+@pytest.mark.parametrize("stripes", [1, 2, 3, 16])
+def test_every_attribute_row_has_a_stripe_lock_apart_from_the_blocks(stripes):
+    from numba import njit as _njit
+
+    from crfsdca.solvers.sdca_kernel import BIAS_LOCK, TRANS_LOCK, _stripe, row_locks
+
+    locks = row_locks(stripes)
+    n_attr = 1000
+    which = _njit(lambda a, locks: _stripe(a, n_attr, locks))
+    held = {which(a, locks) for a in range(n_attr)}
+    assert len(held) == stripes  # each stripe a contiguous range of attributes
+    assert all(0 <= x < len(locks) and x not in (BIAS_LOCK, TRANS_LOCK) for x in held)
+    assert sorted(which(a, locks) for a in range(n_attr)) == [which(a, locks)
+                                                              for a in range(n_attr)]

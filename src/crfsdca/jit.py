@@ -17,15 +17,18 @@ facilities numba does not expose.
   SDCA prefetches the sampled sequence's block of the marginal store before running the
   oracle, so that the block arrives from memory while forward-backward computes;
 - :func:`lock` / :func:`unlock` hold a spin lock (an int32 entry, acquire and release
-  ordering): the threads of parallel SDCA add to the shared weights a row at a time
-  under the row's lock, so that no update is lost and w = w_hat(mu) holds whatever the
-  interleaving. One lock per row of K weights costs one locked instruction where an
-  atomic addition on each entry costs K, each of which also waits for its cache line.
+  ordering): the threads of parallel SDCA add to the shared weights under locks, each
+  held for a stripe of rows (``sdca_kernel.row_locks``), so that no update is lost and
+  w = w_hat(mu) holds whatever the interleaving. A lock taken once for many rows costs
+  one locked instruction where an atomic addition on each entry costs one per weight,
+  each of which also waits for its cache line.
 - :func:`dot`: the inner product of two long vectors without BLAS. OpenBLAS runs a long
   ``ddot`` on all the cores and its threads then spin for a while; when a solver's own
   threads start right after (a monitor's ||w||^2, then parallel SDCA), one of them
   finds its core taken: two SDCA lanes on NER then ran no faster than one.
 """
+
+import sys
 
 import numpy as np
 from llvmlite import ir
@@ -72,6 +75,15 @@ def aligned_zeros(n: int, dtype=np.float64) -> np.ndarray:
     out = aligned_empty(n, dtype)
     out[:] = 0
     return out
+
+
+def line_zeros(n: int, dtype=np.float64) -> np.ndarray:
+    """A zero-filled 1-d array of ``n`` items alone on its cache lines: a thread's
+    counters, written on every step, would otherwise share a line with another
+    thread's (false sharing: the line moves between the cores on every write)."""
+    dtype = np.dtype(dtype)
+    per_line = max(ALIGNMENT // dtype.itemsize, 1)
+    return aligned_zeros(-(-max(n, 1) // per_line) * per_line, dtype)[:n]
 
 
 def aligned_copy(a: np.ndarray) -> np.ndarray:
@@ -167,11 +179,54 @@ def _release(typingctx, locks, index):
     return sig, codegen
 
 
+@intrinsic
+def _is_held(typingctx, locks, index):
+    if not _is_lock_array(locks, index):
+        return None
+    sig = types.boolean(locks, index)
+
+    def codegen(context, builder, signature, args):
+        ptr = _item_pointer(context, builder, signature, args)
+        value = builder.load_atomic(ptr, "monotonic", 4)
+        return builder.icmp_unsigned("!=", value, ir.IntType(32)(0))
+
+    return sig, codegen
+
+
+_YIELD = "SwitchToThread" if sys.platform == "win32" else "sched_yield"
+
+
+@intrinsic
+def _yield_core(typingctx):
+    """Give this thread's core to another runnable thread (the OS's sched_yield)."""
+    sig = types.void()
+
+    def codegen(context, builder, signature, args):
+        fnty = ir.FunctionType(ir.IntType(32), [])
+        builder.call(cgutils.get_or_insert_function(builder.module, fnty, _YIELD), [])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+_SPINS_BEFORE_YIELD = 256
+
+
 @njit(inline="always", cache=True)
 def lock(locks, index):
-    """Spin until this thread holds lock ``locks[index]`` (int32, 0 = free)."""
+    """Spin until this thread holds lock ``locks[index]`` (int32, 0 = free).
+
+    Waits by reading (the cache line stays shared, not bounced by a locked instruction
+    per try), and yields its core after a while: on a machine with as many busy threads
+    as cores, a holder taken off its core would otherwise be waited for a whole time
+    slice by a thread that keeps that core."""
+    spins = 0
     while not _try_lock(locks, index):
-        pass
+        while _is_held(locks, index):
+            spins += 1
+            if spins >= _SPINS_BEFORE_YIELD:
+                _yield_core()
+                spins = 0
 
 
 @njit(inline="always", cache=True)

@@ -7,7 +7,7 @@ reproducible from its seed whatever else calls numba's global generator.
 import numpy as np
 from numba import njit
 
-from ..jit import NJIT
+from ..jit import NJIT, line_zeros
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -21,7 +21,7 @@ _INV53 = 1.0 / 9007199254740992.0
 
 def make_rng(seed: int) -> np.ndarray:
     """State of a stream seeded by ``seed`` (any non-negative integer)."""
-    state = np.zeros(1, dtype=np.uint64)
+    state = line_zeros(1, np.uint64)  # its own cache line: each thread draws from its own
     state[0] = np.uint64(seed % 2**64)
     next_u64(state)  # decorrelate small seeds
     return state

@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..jit import NJIT
+from ..jit import NJIT, line_zeros
 from .registry import SAMPLERS
 from .rng import permutation, randint, uniform
 from .trees import (
@@ -68,9 +68,10 @@ def make_sampler(scheme: str, theta: float, n: int, lipschitz: np.ndarray | None
     weights = {IMPORTANCE: lipschitz, GAP: gaps, GAP_IMPORTANCE: gaps * lipschitz}.get(
         code, np.zeros(n))
     max_tree, max_arg = make_max_tree(gaps if code == MAX else np.zeros(1))
+    cursor = line_zeros(1, np.int64)  # its own cache line: written on every draw
+    cursor[0] = n if code == PERM else 0
     return SamplerState(code, float(theta), gaps, lipschitz, make_sum_tree(weights), max_tree,
-                        max_arg, np.arange(n, dtype=np.int64),
-                        np.full(1, n if code == PERM else 0, dtype=np.int64))
+                        max_arg, np.arange(n, dtype=np.int64), cursor)
 
 
 @njit(**NJIT)

@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..jit import aligned_copy, aligned_empty, aligned_zeros, dot
+from ..jit import aligned_copy, aligned_empty, aligned_zeros, dot, line_zeros
 from ..model.features import soft_threshold
 from ..model.objective import (
     dirac_marginals,
@@ -149,13 +149,13 @@ class SDCA(Solver):
         lipschitz = None if p.radii is None else p.lam + np.asarray(p.radii) / n
         max_len = int(np.max(p.train.lengths()))
         vsize = max(max_distinct_attributes(self.index), 1) * K
-        locks = row_locks()
+        locks = row_locks(self.threads)
         self.lanes = []
         for t, members in enumerate(lane_members(n, self.threads, seed)):
             self.lanes.append(_Lane(
                 members,
-                SDCAState(w, v, mu_unary, mu_pair, entropies, np.zeros(3),
-                          np.zeros(N_COUNTERS, dtype=np.int64), np.zeros(1), locks),
+                SDCAState(w, v, mu_unary, mu_pair, entropies, line_zeros(3),
+                          line_zeros(N_COUNTERS, np.int64), line_zeros(1), locks),
                 SDCABuffers(make_workspace(max_len, K), aligned_zeros(vsize),
                             aligned_zeros(3 * K), aligned_zeros(K * K), aligned_zeros(K * K)),
                 make_sampler(o["sampler"], o["non_uniformity"], len(members),
