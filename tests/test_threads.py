@@ -17,6 +17,7 @@ from crfsdca.model.objective import (
     predict,
     primal,
     primal_and_gradient,
+    slot_chunks,
     weights_from_marginals,
 )
 from crfsdca.solvers.base import Problem
@@ -53,6 +54,23 @@ def test_full_batch_passes_agree_across_thread_counts(threads):
     mu_p = np.full((seq.n_tokens - seq.n_sequences) * 25, 0.04)
     np.testing.assert_allclose(block_gaps(w, mu_u, mu_p, seq, 20, 5, threads=threads),
                                block_gaps(w, mu_u, mu_p, seq, 20, 5), rtol=1e-12)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_slot_chunks_deal_every_sequence_once_in_chunks_of_about_equal_tokens(threads):
+    rng = np.random.default_rng(3)
+    seq = random_split(rng, 2000, 12, 3, 10, real=True)
+    bounds = slot_chunks(seq, threads)
+    assert bounds[0] == 0 and bounds[-1] == seq.n_sequences
+    assert np.all(np.diff(bounds) >= 0)
+    if threads == 1:  # the serial loop, one chunk
+        np.testing.assert_array_equal(bounds, [0, seq.n_sequences])
+        return
+    assert len(bounds) - 1 == 64 * threads
+    tokens = np.diff(seq.offsets[bounds])
+    assert tokens.max() <= tokens.mean() + 12  # cut at the nearest sequence boundary
+    per_slot = [tokens[s::threads].sum() for s in range(threads)]
+    assert max(per_slot) - min(per_slot) <= 64 * 12
 
 
 def test_kept_slot_buffers_give_the_fresh_results_and_a_new_gradient_each_call():
