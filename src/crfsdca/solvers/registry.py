@@ -76,8 +76,8 @@ SDCA_OPTIONS = OptionTable("sdca", [
            "single-newton: its first step only; fixed: --step-size; golden: golden section",
            choices=LINE_SEARCHES, label=_line_search_label),
     Option("line_search_start", str, "regula-falsi", "where newton and single-newton start: "
-           "regula-falsi: f'(0) / (f'(0) - f'(1)), our safeguard; midpoint: 0.5, the paper's "
-           "rtsafe (with subprecision 0.5, one evaluation)",
+           "regula-falsi: g / (g - f'(1)), g = 2 x the block gap estimating f'(0); "
+           "midpoint: 0.5, the paper's rtsafe (with subprecision 0.5, one evaluation)",
            choices=("regula-falsi", "midpoint"), label=_start_label,
            relevant=lambda o: o["line_search"] in ("newton", "single-newton")),
     Option("subprecision", float, 1e-3, "line-search tolerance on the step size",

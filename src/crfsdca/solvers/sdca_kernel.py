@@ -7,7 +7,7 @@ mu_i += gamma delta and w += gamma v. The sum of the entropies H~(mu_i) and
 ||w||^2 are kept up to date, so the dual objective is known at every step.
 
 Every pass over the T*K*K pairwise entries is fused: the first computes the
-gap and f'(0), f''(0) together; each line-search evaluation computes f', f''
+gap (without a logarithm) and delta together; each line-search evaluation computes f', f''
 and the entropy at the trial point together, so the accepted point's entropy
 costs nothing more.
 
@@ -92,38 +92,21 @@ class SDCAOptions(NamedTuple):
 
 
 @njit(**NJIT_FAST)
-def _pair_terms(mu, m0, nu, rows, KK, tw, ow):
-    """(sum mu W, -sum (nu - mu) log mu) over ``rows`` pairwise tables of KK entries, W
-    being the transition log-potentials ``tw[ow:ow + KK]``: the tables' shares of
-    E_mu[score] and of f'_H(0).
+def _pair_scores(mu, m0, rows, KK, tw, ow):
+    """sum mu W over ``rows`` pairwise tables of KK entries, W being the transition
+    log-potentials ``tw[ow:ow + KK]``: the tables' share of E_mu[score].
 
-    One logarithm per entry, in a loop that writes nothing: a vectorized reduction in a
-    loop that also stores gets runtime alias checks, whose scalar fallback sums in another
-    order, so the result would depend on where the arrays lie in memory.
+    A loop that writes nothing: a vectorized reduction in a loop that also stores gets
+    runtime alias checks, whose scalar fallback sums in another order, so the result
+    would depend on where the arrays lie in memory.
     """
     score = 0.0
-    fp = 0.0
     w = tw[ow:ow + KK]
     for r in range(rows):
         m_row = mu[m0 + r * KK:m0 + (r + 1) * KK]
-        nu_row = nu[r * KK:(r + 1) * KK]
         for j in range(KK):
-            m = np.float64(m_row[j])
-            score += m * w[j]
-            fp -= (nu_row[j] - m) * flog(m) if m > 0.0 else 0.0
-    return score, fp
-
-
-@njit(**NJIT_FAST)
-def _slope_terms(mu, m0, nu, n0, size):
-    """-sum (nu - mu) log mu over ``size`` entries: a table's share of f'_H(0)."""
-    fp = 0.0
-    m_blk = mu[m0:m0 + size]
-    nu_blk = nu[n0:n0 + size]
-    for j in range(size):
-        m = np.float64(m_blk[j])
-        fp -= (nu_blk[j] - m) * flog(m) if m > 0.0 else 0.0
-    return fp
+            score += np.float64(m_row[j]) * w[j]
+    return score
 
 
 @njit(**NJIT)
@@ -143,28 +126,23 @@ def _to_delta(mu, m0, nu, size, delta_sum, width):
 @njit(**NJIT)
 def _first_pass(mu_unary, u0, mu_pair, p0, nu_unary, nu_pair, T, K, delta_sum, scores, tw,
                 ow, logz, entropy):
-    """Turn nu into delta = nu - mu in place; return (block gap, f'_H(0)).
+    """Turn nu into delta = nu - mu in place; return the block gap D~(mu || nu).
 
-    The gap D~(mu || nu) comes from the Fenchel-Young identity of the chain,
+    The gap comes from the Fenchel-Young identity of the chain,
     D~(mu || nu(w)) = log Z - E_mu[score] - H~(mu) (``math.md`` section 5.2), with
     ``entropy`` = H~(mu) kept by the solver and ``scores``, ``tw[ow:]`` the unary and
-    transition log-potentials: no logarithm of nu. f'_H(0) is the slope of the entropy
-    part H~(mu + gamma delta) of the line-search objective; ``delta_sum`` receives the
-    pairwise delta summed over edges.
+    transition log-potentials: no logarithm at all. ``delta_sum`` receives the pairwise
+    delta summed over edges.
     """
     KK = K * K
     for j in range(KK):
         delta_sum[j] = 0.0
     score = sum_products(mu_unary, u0, scores, 0, T * K)
-    if T == 1:
-        fp = _slope_terms(mu_unary, u0, nu_unary, 0, K)
-    else:
-        score_pairs, fp = _pair_terms(mu_pair, p0, nu_pair, T - 1, KK, tw, ow)
-        score += score_pairs
-        fp -= _slope_terms(mu_unary, u0 + K, nu_unary, K, (T - 2) * K)
+    if T > 1:
+        score += _pair_scores(mu_pair, p0, T - 1, KK, tw, ow)
         _to_delta(mu_pair, p0, nu_pair, (T - 1) * KK, delta_sum, KK)
     _to_delta(mu_unary, u0, nu_unary, T * K, delta_sum, 0)
-    return max(logz - score - entropy, 0.0), fp
+    return max(logz - score - entropy, 0.0)
 
 
 @njit(**NJIT_FAST)
@@ -558,8 +536,8 @@ def sdca_step(i, w, n_attr, K, idx, st, buf, opt):
     logz = chain_marginals(ws, T, K, buf.w_trans, 0, tmax, 0.0, NO_LABELS, 0, False)[0]
     st.counters[ORACLE] += 1
     c_oracle = cycles()
-    # 2. gap, delta and derivatives at 0
-    gap, fph0 = _first_pass(st.mu_unary, u0, st.mu_pair, p0, ws.unary, ws.pair, T, K,
+    # 2. gap and delta
+    gap = _first_pass(st.mu_unary, u0, st.mu_pair, p0, ws.unary, ws.pair, T, K,
                             buf.v_trans, ws.scores, buf.w_trans, 0, logz,
                             st.entropies[i])
     d_unary = ws.unary
@@ -572,7 +550,10 @@ def sdca_step(i, w, n_attr, K, idx, st, buf, opt):
     # 4. line search on f(gamma) = H~(mu + gamma delta) - lam n g*(v + gamma u)
     c_ls = cycles()
     h_old = st.entropies[i]
-    fp0 = fph0 - lam_n * wv
+    # f'(0) = D~(mu || nu) + D~(nu || mu) (math.md section 5.3): the second divergence
+    # needs log mu, a logarithm per entry; 2 D~(mu || nu) (equal to second order) gives
+    # the search its start and the step's sign at no cost
+    fp0 = 2.0 * gap
     gamma = 0.0
     evals = 0
     h_ls = np.nan  # the entropy at the accepted gamma, when the line search evaluated it
@@ -637,12 +618,15 @@ def sdca_step(i, w, n_attr, K, idx, st, buf, opt):
 def _newton(blk, st, idx, buf, d_unary, d_pair, fp0, tol, max_evals):
     """Safeguarded Newton on f' over the bracket [0, 1], where f'(0) > 0 >= f'(1).
 
-    Starts at the regula-falsi point of the bracket, f'(0) / (f'(0) - f'(1)), with
-    f'(1) known without an entropy evaluation (:func:`_slope_at_one`; -lam n ||u||^2
-    without L1, ``math.md`` section 5.3): on the datasets here this needs fewer
-    evaluations than a first Newton step from 0, where the log-barrier of small
-    marginals makes f''(0) huge. A Newton step is taken when it stays inside the bracket
-    and the previous step at least halved |f'|; otherwise the bracket is bisected.
+    Starts at the regula-falsi point of the bracket, fp0 / (fp0 - f'(1)), with fp0 the
+    estimate 2 D~(mu || nu) of f'(0) and f'(1) known without an entropy evaluation
+    (:func:`_slope_at_one`; -lam n ||u||^2 without L1, ``math.md`` section 5.3): on the
+    datasets here this needs fewer evaluations than a first Newton step from 0, where
+    the log-barrier of small marginals makes f''(0) huge. The exact f'(0) would cost a
+    logarithm per entry; with the estimate, whole runs need fewer evaluations per step on
+    POS and a few more on OCR (``docs/benchmarks.md``). A Newton step is taken when it
+    stays inside the bracket and the previous step at least halved |f'|; otherwise the
+    bracket is bisected.
     Stops once the next step would be shorter than ``tol`` and returns the point just
     evaluated, which is then within about ``tol`` of the maximizer: its entropy
     H~(mu_i + gamma delta) is known, so the update need not take a logarithm again
@@ -817,7 +801,7 @@ def refresh_gaps(w, n_attr, K, idx, st, buf, sampler, members):
         logz = chain_marginals(ws, T, K, buf.w_trans, 0, tmax, 0.0, NO_LABELS, 0, False)[0]
         gap = _first_pass(st.mu_unary, start * K, st.mu_pair, (start - i) * K * K, ws.unary,
                           ws.pair, T, K, buf.v_trans, ws.scores, buf.w_trans, 0, logz,
-                          st.entropies[i])[0]
+                          st.entropies[i])
         record_gap(sampler, j, gap)
         total += sampler.gaps[j]
     st.counters[ORACLE] += len(members)
