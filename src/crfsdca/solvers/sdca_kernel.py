@@ -7,9 +7,9 @@ mu_i += gamma delta and w += gamma v. The sum of the entropies H~(mu_i) and
 ||w||^2 are kept up to date, so the dual objective is known at every step.
 
 Every pass over the T*K*K pairwise entries is fused: the first computes the
-gap (without a logarithm) and delta together; each line-search evaluation computes f', f''
-and the entropy at the trial point together, so the accepted point's entropy
-costs nothing more.
+gap (without a logarithm) and delta together; each line-search evaluation
+computes f', f'' and the entropy at the trial point together, so the accepted
+point's entropy costs nothing more.
 
 A loop over a block of the store slices the block first and indexes the slice from 0:
 numba wraps negative indices, so an index ``m0 + j`` whose sign LLVM cannot prove costs
@@ -537,9 +537,8 @@ def sdca_step(i, w, n_attr, K, idx, st, buf, opt):
     st.counters[ORACLE] += 1
     c_oracle = cycles()
     # 2. gap and delta
-    gap = _first_pass(st.mu_unary, u0, st.mu_pair, p0, ws.unary, ws.pair, T, K,
-                            buf.v_trans, ws.scores, buf.w_trans, 0, logz,
-                            st.entropies[i])
+    gap = _first_pass(st.mu_unary, u0, st.mu_pair, p0, ws.unary, ws.pair, T, K, buf.v_trans,
+                      ws.scores, buf.w_trans, 0, logz, st.entropies[i])
     d_unary = ws.unary
     d_pair = ws.pair
     c_gap = cycles()
