@@ -4,13 +4,19 @@ import numpy as np
 from numba import njit
 
 from crfsdca.jit import NJIT
-from crfsdca.model.fastmath import fexp, flog, xlogx
+from crfsdca.model.fastmath import fexp, flog, flog_normal, xlogx
 
 
 @njit(**NJIT)
 def _apply_log(x, out):
     for i in range(x.size):
         out[i] = flog(x[i])
+
+
+@njit(**NJIT)
+def _apply_log_normal(x, out):
+    for i in range(x.size):
+        out[i] = flog_normal(x[i])
 
 
 @njit(**NJIT)
@@ -38,6 +44,21 @@ def test_log_within_one_ulp_everywhere():
     special = np.array([0.0, np.inf])
     _apply_log(special, out[:2])
     assert out[0] == -np.inf and out[1] == np.inf
+
+
+def test_log_normal_is_log_from_the_smallest_normal_and_its_floor_below():
+    rng = np.random.default_rng(2)
+    tiny = np.finfo(float).tiny
+    x = np.concatenate([np.exp(rng.uniform(np.log(tiny), 709, 100_000)), rng.random(10_000),
+                        [tiny, 1.0, np.finfo(float).max]])
+    out = np.empty_like(x)
+    _apply_log_normal(x, out)
+    ref = np.empty_like(x)
+    _apply_log(x, ref)
+    assert np.array_equal(out, ref)
+    below = np.array([0.0, 5e-324, 1e-310, np.nextafter(tiny, 0.0), -1.0])
+    _apply_log_normal(below, out[:5])
+    assert np.all(out[:5] == np.log(tiny))
 
 
 def test_exp_within_one_ulp_on_normal_range():

@@ -58,12 +58,9 @@ _TWO54 = 18014398509481984.0
 
 
 @njit(inline="always", error_model="numpy")
-def flog(x):
-    """Natural log of x > 0 (subnormals included); log(0) = -inf, log(inf) = inf."""
-    sub = x < _TINY
-    xs = x * _TWO54 if sub else x
-    kadj = 54.0 if sub else 0.0
-    hx = _as_int64(xs) + (0x3FF0000000000000 - 0x3FE6A09E667F3BCD)
+def _log_normal(x, kadj):
+    """log(x) - kadj log 2 for a normal x > 0 (fdlibm's e_log.c without its branches)."""
+    hx = _as_int64(x) + (0x3FF0000000000000 - 0x3FE6A09E667F3BCD)
     k = np.float64((hx >> 52) - 1023) - kadj
     m = _as_float64((hx & 0x000FFFFFFFFFFFFF) + 0x3FE6A09E667F3BCD)
     f = m - 1.0
@@ -72,9 +69,25 @@ def flog(x):
     w = z * z
     r = z * (_LG1 + w * (_LG3 + w * (_LG5 + w * _LG7))) + w * (_LG2 + w * (_LG4 + w * _LG6))
     hfsq = 0.5 * f * f
-    out = k * _LN2_HI - ((hfsq - (s * (hfsq + r) + k * _LN2_LO)) - f)
+    return k * _LN2_HI - ((hfsq - (s * (hfsq + r) + k * _LN2_LO)) - f)
+
+
+@njit(inline="always", error_model="numpy")
+def flog(x):
+    """Natural log of x > 0 (subnormals included); log(0) = -inf, log(inf) = inf."""
+    sub = x < _TINY
+    out = _log_normal(x * _TWO54 if sub else x, 54.0 if sub else 0.0)
     out = -np.inf if x == 0.0 else out
     return np.inf if x == np.inf else out
+
+
+@njit(inline="always", error_model="numpy")
+def flog_normal(x):
+    """log(max(x, smallest normal)) for finite x: flog's value from 2.2e-308 up, and
+    log(2.2e-308) = -708.4 below. Fewer operations than :func:`flog` (no rescaling of
+    subnormals, no test for 0 and inf), for loops that mask x <= 0 themselves and whose
+    terms at x below 2.2e-308 are negligible (the line search's d log q and q log q)."""
+    return _log_normal(max(x, _TINY), 0.0)
 
 
 @njit(inline="always", error_model="numpy")

@@ -26,7 +26,7 @@ from numba import njit
 
 from ..jit import NJIT, NJIT_FAST, cycles, lock, prefetch_range, unlock
 from ..model.chain import chain_entropy
-from ..model.fastmath import flog
+from ..model.fastmath import flog, flog_normal
 from ..model.oracle import (
     NO_LABELS,
     Workspace,
@@ -155,7 +155,7 @@ def _entropy_terms(mu, m0, d, size, gamma):
     for j in range(size):
         dj = d[j]
         q = m_blk[j] + gamma * dj
-        lq = flog(q)
+        lq = flog_normal(q)
         pos = q > 0.0
         fp -= dj * lq if pos else 0.0
         fpp -= dj * dj / q if pos else 0.0
