@@ -10,11 +10,14 @@ and the same kernels timed alone give two floors for the work each phase must do
 - "streamed": the same loop over a store-sized array, block after block, as a step meets
   the marginal store (its rows come from main memory once per step).
 
-The run uses the permutation sampler, so an epoch visits every sequence once and the
-entries per epoch are known exactly; the line search's evaluations per step are those of
-the run (SDCA-GAP's differ by a few percent). Cycles are the time stamp counter's.
+The run uses the permutation sampler by default, so an epoch visits every sequence once
+and the entries per epoch are known exactly; ``--sampler gap`` profiles SDCA-GAP itself
+(its draws favour some sequences, so per entry then means per epoch's worth of entries).
+The line search's evaluations per step are those of the run. Cycles are the time stamp
+counter's.
 
-    python benchmarks/sdca_profile.py [--datasets ...] [--epochs 2] [--store-dtype float64]
+    python benchmarks/sdca_profile.py [--datasets ...] [--epochs 2] [--sampler perm]
+                                      [--store-dtype float64]
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from numba import njit
 
 from crfsdca.jit import NJIT, cycles
 from crfsdca.model.objective import oracle_pass
+from crfsdca.solvers.registry import SAMPLERS
 from crfsdca.solvers.sdca import SDCA
 from crfsdca.solvers.sdca_kernel import (
     PHASES,
@@ -128,6 +132,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS))
     ap.add_argument("--epochs", type=int, default=2, help="timed epochs (after one warm-up)")
+    ap.add_argument("--sampler", default="perm", choices=tuple(SAMPLERS))
     ap.add_argument("--store-dtype", default="float64", choices=("float64", "float32"))
     args = ap.parse_args(argv)
     hz = tsc_hz()
@@ -136,7 +141,7 @@ def main(argv=None) -> int:
         K = problem.n_labels
         lengths = np.diff(problem.train.offsets)
         entries = int(((lengths - 1) * K * K).sum())
-        s = SDCA(problem, sampler="perm", store_dtype=args.store_dtype, seed=0)
+        s = SDCA(problem, sampler=args.sampler, store_dtype=args.store_dtype, seed=0)
         s.run(problem.n)  # warm-up epoch: compile, leave the initial regime
         before = s.phase_cycles()
         evals0 = s.counters()["ls_evals"]
@@ -166,7 +171,8 @@ def main(argv=None) -> int:
                      f"a bare oracle pass: {bare:.2f} cycles/entry",
                      "cycles/entry": f"{total:.2f}", "share": "100%",
                      "in cache": "", "streamed": f"epoch / pass = {total / bare:.2f}"})
-    print(f"# {machine()}; cycle counter at {hz / 1e9:.2f} GHz; store {args.store_dtype}\n")
+    print(f"# {machine()}; cycle counter at {hz / 1e9:.2f} GHz; store {args.store_dtype}; "
+          f"sampler {args.sampler}\n")
     print(markdown_table(rows, list(rows[0])))
     return 0
 
