@@ -103,8 +103,9 @@ def test_parallel_sdca_converges_with_every_sampler(sampler):
     """Two lanes on two threads: the gap certificate stays exact (P - D = mean block gap,
     w = w_hat(mu)), the gap falls as with one thread (within a factor 10 or below 1e-6
     after the same number of updates, or at most twice as many: asynchronous runs vary
-    from run to run deep in the tail, where a step computed while the other thread
-    moves w can set one back: in 90 runs each, 2 with the gap sampler and 4 with
+    from run to run, and deep in the tail a one-token sequence's stored gap can go stale
+    (other steps move the bias weights it depends on) until a uniform draw revisits it:
+    in 90 runs each, 2 with the gap sampler and 4 with
     gap-importance were above the bound after the same number and below it within 1.5
     times as many, none in 30 runs of each other sampler; cyclic, importance and max
     sampling are slow either way) and, once below 1e-9, P is the optimum of scipy's
