@@ -13,7 +13,7 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 
 from crfsdca import CRF
 from crfsdca.errors import ConfigError, CrfsdcaError
-from crfsdca.estimator import ALGORITHMS
+from crfsdca.solvers.registry import ALGORITHMS
 
 
 @pytest.fixture

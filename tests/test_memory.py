@@ -17,7 +17,7 @@ from crfsdca.data.radii import squared_radii
 from crfsdca.data.synthetic import synthetic_sequences
 from crfsdca.errors import ResourceError
 from crfsdca.solvers.base import Problem
-from crfsdca.solvers.registry import make_solver, spec
+from crfsdca.solvers.registry import SOLVERS, make_solver, spec
 
 
 @pytest.fixture(scope="module")
@@ -30,15 +30,17 @@ def problem():
                    label_names=tuple("ABCDE"))
 
 
-@pytest.mark.parametrize("solver, options", [
-    ("sdca", {}),
-    ("sdca", {"store_dtype": "float32"}),
-    ("sag", {}),
-    ("sag-nus", {"store_dtype": "float32"}),
-    ("sag-nus-star", {}),
-    ("oeg", {}),
-    ("lbfgs", {"memory": 7}),
-])
+def _memory_cases():
+    """Every solver at its defaults, and once more with each value its registry entry
+    says makes its state smaller (a smaller value where it names none)."""
+    for name, s in SOLVERS.items():
+        yield name, {}
+        for w in s.shrink:
+            value = w.value if w.value is not None else max(1, s.options[w.option].default // 3)
+            yield name, {w.option: value}
+
+
+@pytest.mark.parametrize("solver, options", list(_memory_cases()))
 def test_estimates_match_the_solvers_own_accounts(problem, solver, options):
     """Each part within 2% of (and not below) what the built solver reports."""
     built = make_solver(solver, problem, **options).memory_bytes()

@@ -22,9 +22,8 @@ from sklearn.exceptions import NotFittedError
 
 from .data.items import Vocabulary, encode
 from .errors import ConfigError
-from .learner import ALGORITHMS
 from .model_file import Model, dual_path, load_dual, load_model, save_dual, save_model
-from .solvers.registry import SOLVERS
+from .solvers.registry import SOLVERS, algorithms
 
 CRFSUITE_ONLY = ("l2sgd", "ap", "pa", "arow", "averaged-perceptron", "passive-aggressive")
 
@@ -54,7 +53,7 @@ class CRF(BaseEstimator):
     Parameters (CRFsuite's and sklearn-crfsuite's names where they exist):
 
     - ``algorithm``: ``"sdca"`` (default: gap sampling, theta 0.8), ``"sag-nus"``,
-      ``"sag-nus-star"``, ``"oeg"`` or ``"lbfgs"`` (:data:`ALGORITHMS`);
+      ``"sag-nus-star"``, ``"oeg"`` or ``"lbfgs"`` (:func:`~crfsdca.solvers.registry.algorithms`);
     - ``c1``, ``c2``: the objective is sum_i NLL_i + c1 ||w||_1 + c2 ||w||^2 (c1 > 0:
       elastic net, sdca only);
     - ``max_iterations``: epochs (passes of n updates; L-BFGS iterations for ``lbfgs``);
@@ -124,7 +123,7 @@ class CRF(BaseEstimator):
         from .warm_start import (
             concatenate,
             dual_state,
-            initial_store,
+            start_point,
             state_digests,
             state_sequences,
         )
@@ -145,8 +144,9 @@ class CRF(BaseEstimator):
         continuing = add_to_state or self.warm_start
         previous = self._current_model() if continuing else None
         state = self._dual if continuing else None
-        if add_to_state and algorithm != "sdca":
-            raise ConfigError("partial_fit continues SDCA's dual state: algorithm='sdca'")
+        if add_to_state and SOLVERS[algorithm].continues_from != "dual":
+            raise ConfigError(f"partial_fit continues a dual state: algorithm "
+                              f"{_continuing_from('dual')}")
         attributes = Vocabulary(previous.attributes if previous is not None else ())
         labels = Vocabulary(previous.labels if previous is not None else ())
         keep = continuing or self.save_dual
@@ -170,21 +170,13 @@ class CRF(BaseEstimator):
             raise ValueError(f"c1 must be non-negative, got {self.c1}")
         problem = make_problem(train, A, K, label_names, c2, mask, dev, c1)
         stream = sys.stdout
-        initial_marginals = initial_weights = None
-        if continuing and algorithm == "sdca" and state is not None:
-            opts = SOLVERS["sdca"].options.resolve(options)
-            initial_marginals, reused = initial_store(train, digests, state, K, opts["init_c"],
-                                                      opts["store_dtype"])
-            if self.verbose:
-                print(f"continuing: {reused} of {problem.n} sequences start from their kept "
-                      f"dual blocks", file=stream)
-        elif continuing and algorithm == "lbfgs" and previous is not None:
-            initial_weights = _grow_weights(previous, A, K) * mask
+        say = (lambda msg: print(msg, file=stream)) if self.verbose else None
+        start = start_point(algorithm, options, previous, state, train, digests, A, K, mask,
+                            say) if continuing else None
         learned = learn(problem, algorithm, options, seed=self._seed(),
                         epochs=self.max_iterations, epsilon=self.epsilon,
                         max_seconds=self.max_seconds, verbose=bool(self.verbose),
-                        stream=stream, initial_marginals=initial_marginals,
-                        initial_weights=initial_weights, threads=int(self.threads))
+                        stream=stream, start=start, threads=int(self.threads))
         if learned.status == "interrupted":
             print("training interrupted: keeping the last weights", file=sys.stderr)
         model_options = {"algorithm": algorithm, "c1": c1, "c2": c2,
@@ -221,10 +213,12 @@ class CRF(BaseEstimator):
         self._model = model
         dual = dual_path(path)
         self._dual = load_dual(dual) if dual.exists() else None
-        if self._dual is None and self.algorithm == "sdca":
+        if self._dual is None and SOLVERS.get(self.algorithm) is not None \
+                and SOLVERS[self.algorithm].continues_from == "dual":
             raise ConfigError(f"{path}: no dual state beside it ({dual}); train it with "
-                              "save_dual (learn --save-dual) to continue with sdca, or "
-                              "continue with algorithm lbfgs (from the weights)")
+                              f"save_dual (learn --save-dual) to continue with "
+                              f"{self.algorithm}, or continue with algorithm "
+                              f"{_continuing_from('weights')} (from the weights)")
         self.warm_start = True
         return self
 
@@ -238,12 +232,13 @@ class CRF(BaseEstimator):
 
     def _check_algorithm(self) -> str:
         name = self.algorithm
+        offered = algorithms()
         if name in CRFSUITE_ONLY:
             raise ConfigError(f"algorithm {name!r} is CRFsuite's, not available here; choose "
-                             f"one of {', '.join(ALGORITHMS)}")
-        if name not in ALGORITHMS:
+                             f"one of {', '.join(offered)}")
+        if name not in offered:
             raise ConfigError(f"unknown algorithm {name!r}; choose one of "
-                             f"{', '.join(ALGORITHMS)}")
+                             f"{', '.join(offered)}")
         return name
 
     def _seed(self) -> int:
@@ -398,17 +393,8 @@ def _as_list(X, name: str) -> list:
     return list(X)
 
 
-def _grow_weights(model: Model, A: int, K: int) -> np.ndarray:
-    """The weights of ``model`` in the layout of A attributes and K labels (new ones 0)."""
-    from .model.layout import WeightLayout
-
-    old, new = model.layout, WeightLayout(A, K)
-    w = new.zeros()
-    a, k = old.n_attributes, old.n_labels
-    new.emission(w)[:a, :k] = old.emission(model.weights)
-    new.bias(w)[:k] = old.bias(model.weights)
-    new.transition(w)[:k, :k] = old.transition(model.weights)
-    return w
+def _continuing_from(kind: str) -> str:
+    return " or ".join(repr(n) for n in algorithms() if SOLVERS[n].continues_from == kind)
 
 
 def _signature() -> inspect.Signature:

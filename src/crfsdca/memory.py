@@ -4,8 +4,9 @@ One place for the formulas: the ``train`` and ``optimum`` commands and the featu
 :func:`check` before they allocate (a clear error with the estimate and the way out,
 instead of a ``MemoryError`` traceback or the kernel's out-of-memory killer while pages
 fill), and the workflow asks its jobs' memory (``mem_mb``) from :func:`train_job_bytes`,
-:func:`optimum_job_bytes` and :func:`crfsuite_job_bytes`. :func:`solver_state_bytes`
-mirrors each solver's ``memory_bytes()`` (a test holds them together).
+:func:`optimum_job_bytes` and :func:`crfsuite_job_bytes`. Each solver's state is declared
+with it in :mod:`crfsdca.solvers.registry` (a test holds it to the solver's own
+``memory_bytes()``).
 
 What is available is the smallest of the machine's available memory, the cgroup limit
 (v1 or v2), the address-space ulimit and SLURM's allocation, less what is in use.
@@ -73,42 +74,12 @@ class DataSizes:
                        test["attr_indices"].shape[0] if test is not None else 0)
 
 
-def _tree(n: int) -> int:
-    size = 1
-    while size < n:
-        size *= 2
-    return 2 * size * F64
-
-
-def _itemsize(dtype: str) -> int:
-    return {"float64": 8, "float32": 4}[dtype]
-
-
 def solver_state_bytes(solver: str, options: dict, s: DataSizes) -> dict[str, int]:
-    """Bytes of a solver's state, by the names of its ``memory_bytes()``.
+    """Bytes of a solver's state, by the names of its ``memory_bytes()`` (its registry
+    entry's ``state``); ``options`` are given ones, the table's defaults fill in."""
+    from .solvers.registry import spec
 
-    ``options`` are the solver's resolved options (store_dtype, L-BFGS memory).
-    """
-    n, N, K, d = s.n, s.N, s.K, s.dim
-    if solver == "sdca":
-        it = _itemsize(options.get("store_dtype", "float64"))
-        return {"marginals_unary": N * K * it, "marginals_pairwise": (N - n) * K * K * it,
-                "weights": d * F64, "per_sequence": 4 * n * F64}
-    if solver in ("sag", "sag-nus", "sag-nus-star"):
-        it = _itemsize(options.get("store_dtype", "float64"))
-        return {"marginals_unary": N * K * it, "marginals_pairwise": n * K * K * it,
-                "weights": d * F64, "gradient_sum": d * F64, "lazy_rows": s.A * 8,
-                "per_sequence": n + 4 * n * 8 + _tree(n) + (n + 1) * F64}
-    if solver == "oeg":
-        return {"potentials_unary": N * K * F64, "potentials_pairwise": (n * K * K + n) * F64,
-                "marginals_unary": N * K * F64, "marginals_pairwise": n * K * K * F64,
-                "weights": d * F64, "per_sequence": 3 * n * 8}
-    if solver == "lbfgs":
-        from .solvers.registry import LBFGS_OPTIONS
-
-        m = int(options.get("memory", LBFGS_OPTIONS["memory"].default))
-        return {"history": 2 * m * d * F64, "weights": 2 * d * F64}  # w, the direction
-    raise ValueError(f"no memory estimate for solver {solver!r}")
+    return spec(solver).state_bytes(options, s)
 
 
 def dataset_bytes(s: DataSizes) -> int:
@@ -119,18 +90,13 @@ def dataset_bytes(s: DataSizes) -> int:
     return arrays + 100 * (s.A + s.K)
 
 
-def index_bytes(s: DataSizes) -> int:
-    """The per-sequence attribute index of the dual methods (built while the dataset is
-    held; at most two int32 per entry)."""
-    return 8 * (s.n + 1) + 8 * s.nnz
-
-
 def train_bytes(solver: str, options: dict, s: DataSizes) -> int:
     """What a training run allocates once its dataset is loaded: the solver's state, its
-    index and the working vectors."""
-    extra = index_bytes(s) if solver != "lbfgs" else 4 * s.dim * F64
-    return sum(solver_state_bytes(solver, options, s).values()) + extra + \
-        WORK_VECTORS * s.dim * F64
+    other allocations (an index, work vectors) and the run's working vectors."""
+    from .solvers.registry import spec
+
+    return sum(solver_state_bytes(solver, options, s).values()) + spec(solver).workspace(s) \
+        + WORK_VECTORS * s.dim * F64
 
 
 def train_job_bytes(solver: str, options: dict, s: DataSizes) -> int:

@@ -34,14 +34,27 @@ class TrainResult:
 
 
 class Progress:
-    """One status line per checkpoint on a terminal; silent otherwise."""
+    """The progress of a run, one of two ways.
 
-    def __init__(self, stream=None, enabled: bool | None = None):
+    ``status``: one status line rewritten in place (epoch, primal, gap; the ``train``
+    command, on a terminal only unless ``enabled``); ``lines``: a line per checkpoint in
+    CRFsuite's scale (:func:`log_row`: loss n P(w), the certified gap, dev scores; the
+    estimator's ``verbose`` and ``learn``).
+    """
+
+    def __init__(self, stream=None, enabled: bool | None = None, style: str = "status",
+                 n: int = 1):
+        if style not in ("status", "lines"):
+            raise ValueError(f"unknown progress style {style!r}")
         self.stream = stream if stream is not None else sys.stderr
         self.enabled = self.stream.isatty() if enabled is None else enabled
+        self.style, self.n = style, n
 
     def update(self, row: dict, total_epochs: float) -> None:
         if not self.enabled:
+            return
+        if self.style == "lines":
+            print(self.line(row), file=self.stream, flush=True)
             return
         gap = row["true_gap"] if not math.isnan(row["true_gap"]) else row["gap_estimate"]
         self.stream.write(
@@ -49,8 +62,18 @@ class Progress:
             f"gap {gap:9.3e}  {row['seconds']:8.2f}s ")
         self.stream.flush()
 
+    def line(self, row: dict) -> str:
+        r = log_row(row, self.n)
+        text = (f"epoch {r['epoch']:7.2f}  loss {r['loss']:.8e}  gap {r['gap']:.3e} "
+                f"(relative {r['relative_gap']:.2e})  {r['seconds']:7.2f}s")
+        if "dev_accuracy" in r:
+            text += f"  dev accuracy {r['dev_accuracy']:.4f}"
+        if "dev_f1" in r:
+            text += f"  dev F1 {r['dev_f1']:.2f}"
+        return text
+
     def close(self) -> None:
-        if self.enabled:
+        if self.enabled and self.style == "status":
             self.stream.write("\n")
             self.stream.flush()
 
@@ -63,8 +86,36 @@ def certificate(row: dict) -> float:
     return gap if not math.isnan(gap) else row.get("certificate", math.nan)
 
 
+def log_row(row: dict, n: int) -> dict:
+    """A trace row in CRFsuite's scale: loss = n P(w), gap = n times the certified bound
+    on P(w) - P* (:func:`certificate`), its ratio to P(w), and the dev scores when there
+    is a dev set (the rows of the estimator's ``training_log_``)."""
+    cert = certificate(row)
+    out = {"epoch": row["epoch"], "seconds": row["seconds"], "loss": n * row["primal"],
+           "gap": n * cert if not math.isnan(cert) else math.nan,
+           "relative_gap": cert / abs(row["primal"]) if row["primal"] else math.nan}
+    if not math.isnan(row.get("test_error", math.nan)):
+        out["dev_accuracy"] = 1.0 - row["test_error"]
+    if not math.isnan(row.get("test_f1", math.nan)):
+        out["dev_f1"] = row["test_f1"]
+    return out
+
+
 class _Diverged(Exception):
     """A non-finite primal, dual or gap estimate: the run stops (status ``diverged``)."""
+
+
+class TrainingLog(list):
+    """The rows of :func:`log_row`, one per checkpoint (``iterations``, ``last_iteration``
+    as sklearn-crfsuite's training log has them)."""
+
+    @property
+    def iterations(self) -> list[dict]:
+        return list(self)
+
+    @property
+    def last_iteration(self) -> dict | None:
+        return self[-1] if self else None
 
 
 def check_schedule(epochs: float, period: float, time_limit: float | None = None,
@@ -170,3 +221,85 @@ def train(solver: Solver, monitor: Monitor, epochs: float, period: float = 1.0,
         progress.close()
     result.solver_seconds = t_solver
     return result
+
+
+@dataclass
+class Run:
+    """A finished (or stopped) run: the solver as it ended, its trace, its setup time."""
+
+    solver: Solver
+    result: TrainResult
+    setup_seconds: float
+
+
+def way_out(solver: str, options: dict, style: str = "flag") -> str:
+    """What makes a run of ``solver`` smaller, for the memory error: its registry entry's
+    ``shrink`` values as command-line flags (``style="flag"``) or as parameters."""
+    from .solvers.registry import spec
+
+    s = spec(solver)
+    table = s.options
+    ways = []
+    for w in s.shrink:
+        if options.get(w.option) == w.value:
+            continue
+        key = table.key(w.option)
+        if style == "flag":
+            name = table.flag(w.option)
+            ways.append(f"{name} {w.value} {w.effect}" if w.value is not None else
+                        f"a smaller {name} {w.effect}")
+        else:
+            ways.append(f"{key}={w.value!r} {w.effect}" if w.value is not None else
+                        f"a smaller {key} {w.effect}")
+    ways.append("--subset k trains on the first k sequences" if style == "flag" else
+                "train on fewer sequences")
+    return "; ".join(ways)
+
+
+def run_solver(problem, solver: str, options: dict, *, epochs: float, seed: int = 0,
+               threads: int = 1, start=None, period: float = 1.0,
+               seconds: float | None = None, tol: float | None = None,
+               relative: bool = False, evaluate_test: bool = True,
+               progress: Progress | None = None, say=None, what: str | None = None,
+               hints: str = "flag") -> Run:
+    """The one way into a training run (the ``train`` command, ``learn`` and the estimator).
+
+    Resolves ``options`` against the solver's table, says (``say``) what its state takes and
+    refuses, before allocating, a run that does not fit (:mod:`crfsdca.memory`; the way
+    out worded for ``hints``: ``"flag"`` or ``"param"``), builds the solver (``start``:
+    what it continues from, see :meth:`~crfsdca.solvers.registry.SolverSpec.build`) and
+    trains it with :func:`train`. With ``tol`` and ``relative`` the monitor adds the
+    gradient certificate of the solvers without a dual, so that every solver stops on a
+    certified bound.
+    """
+    from . import memory
+    from .errors import ResourceError
+    from .solvers.monitor import Monitor
+    from .solvers.registry import spec
+
+    s = spec(solver)
+    resolved = s.options.resolve(options)
+    sizes = memory.DataSizes.of_problem(problem)
+    parts = s.state_bytes(resolved, sizes)
+    what = what or solver
+    if say is not None:
+        say(f"{what}: n={problem.n} sequences, d={problem.dim} weights, K={problem.n_labels} "
+            f"labels; solver state {sum(parts.values()) / 2**20:.1f} MiB")
+    hint = way_out(solver, resolved, hints)
+    memory.check(memory.train_bytes(solver, resolved, sizes), what, hint, parts)
+    t0 = time.perf_counter()
+    try:
+        built = s.build(problem, seed=seed, threads=threads, start=start, **options)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    except MemoryError:
+        raise ResourceError(f"{what}: out of memory while allocating its state; "
+                            f"{hint}") from None
+    setup = time.perf_counter() - t0
+    if say is not None:
+        say(f"{what}: solver built in {setup:.1f}s")
+    monitor = Monitor(problem, evaluate_test=evaluate_test, threads=threads,
+                      certify=tol is not None and relative)
+    result = train(built, monitor, epochs, period=period, time_limit=seconds, gap_tol=tol,
+                   progress=progress, relative=relative)
+    return Run(built, result, setup)

@@ -1,4 +1,7 @@
-"""Continued training: SDCA's dual state kept across fits, and the start it gives a new fit.
+"""Continued training: what a new fit starts from, by what its solver continues from.
+
+A solver's registry entry says what it can continue from (``continues_from``): SDCA from
+its dual state, L-BFGS from a model's weights (:func:`start_point`).
 
 The dual state is the encoded training sequences, a digest of each, and SDCA's dual
 marginals. A new fit on a training set starts every sequence seen before (same digest:
@@ -75,3 +78,39 @@ def initial_store(train: Sequences, digests: list[bytes], state: dict, n_labels:
         mu_pair[(u - j) * KK: (v - j - 1) * KK] = old_p[(s - i) * KK: (t - i - 1) * KK]
         reused += 1
     return (mu_unary, mu_pair), reused
+
+
+def grow_weights(model, n_attributes: int, n_labels: int) -> np.ndarray:
+    """The weights of ``model`` in the layout of A attributes and K labels (new ones 0)."""
+    from .model.layout import WeightLayout
+
+    old, new = model.layout, WeightLayout(n_attributes, n_labels)
+    w = new.zeros()
+    a, k = old.n_attributes, old.n_labels
+    new.emission(w)[:a, :k] = old.emission(model.weights)
+    new.bias(w)[:k] = old.bias(model.weights)
+    new.transition(w)[:k, :k] = old.transition(model.weights)
+    return w
+
+
+def start_point(algorithm: str, options: dict, previous, state: dict | None,
+                train: Sequences, digests: list[bytes], n_attributes: int, n_labels: int,
+                mask: np.ndarray, say=None):
+    """What a fit of ``algorithm`` continues from, given the model of the previous fit
+    (``previous``) and its dual state (``state``): the dual store of a solver that
+    continues from its dual state (kept blocks for the sequences seen before), the grown
+    weights of one that continues from weights, or None (a fresh start)."""
+    from .solvers.registry import spec
+
+    s = spec(algorithm)
+    if s.continues_from == "dual" and state is not None:
+        opts = s.options.resolve(options)
+        start, reused = initial_store(train, digests, state, n_labels, opts["init_c"],
+                                      opts["store_dtype"])
+        if say is not None:
+            say(f"continuing: {reused} of {train.n_sequences} sequences start from their "
+                f"kept dual blocks")
+        return start
+    if s.continues_from == "weights" and previous is not None:
+        return grow_weights(previous, n_attributes, n_labels) * mask
+    return None

@@ -29,12 +29,12 @@ PARAMETERS = {
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from ..learner import ALGORITHMS
+    from ..solvers.registry import algorithms
 
     p.add_argument("files", nargs="+", metavar="FILE", help="CRFsuite-format data ('-': "
                    "standard input); file k is group k")
     p.add_argument("-m", "--model", help="write the model to this file (none: not stored)")
-    p.add_argument("-a", "--algorithm", choices=ALGORITHMS, help="solver (default sdca; "
+    p.add_argument("-a", "--algorithm", choices=algorithms(), help="solver (default sdca; "
                    "with --continue, the model's)")
     p.add_argument("-p", "--set", dest="params", action="append", default=[],
                    metavar="NAME=VALUE", help="a parameter: " + ", ".join(PARAMETERS)

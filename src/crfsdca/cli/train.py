@@ -5,20 +5,19 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-import time
 from pathlib import Path
 
-from ..errors import ConfigError, ResourceError
+from ..errors import ConfigError
 from .arguments import COUNT, NON_NEGATIVE, NON_NEGATIVE_INT, POSITIVE
 
 HELP = "train a CRF with one solver; write trace, weights and metadata"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from ..solvers.registry import SOLVER_NAMES, SOLVERS
+    from ..solvers.registry import SOLVERS
 
     p.add_argument("--data", required=True, type=Path, help="featurized dataset (.h5)")
-    p.add_argument("--solver", default="sdca", choices=SOLVER_NAMES)
+    p.add_argument("--solver", default="sdca", choices=tuple(SOLVERS))
     p.add_argument("--out", required=True, type=Path, help="run directory to write")
     p.add_argument("--epochs", type=POSITIVE, default=50.0,
                    help="budget in epochs (default 50)")
@@ -63,57 +62,30 @@ def solver_options(args: argparse.Namespace) -> dict:
     return table.given_in(args)
 
 
-def _way_out(solver: str, options: dict) -> str:
-    """What makes a run smaller, for the memory error."""
-    ways = []
-    if options.get("store_dtype") == "float64":
-        ways.append("--store-dtype float32 halves the stored marginals")
-    if solver == "lbfgs":
-        ways.append("a smaller --lbfgs-memory shortens the history")
-    ways.append("--subset k trains on the first k sequences")
-    return "; ".join(ways)
-
-
 def run(args: argparse.Namespace) -> int:
     from ..data.hdf5 import load_dataset
     from ..io import check_writable, sha256_file
-    from ..memory import DataSizes, check, solver_state_bytes, train_bytes
     from ..rundir import save_run
     from ..signals import shielded
     from ..solvers.base import Problem
-    from ..solvers.monitor import Monitor
-    from ..solvers.registry import make_solver, spec
+    from ..solvers.registry import spec
     from ..status import exit_status
-    from ..training import Progress, check_schedule, train
+    from ..training import Progress, check_schedule, run_solver
 
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     log = logging.getLogger("crfsdca.train")
     check_schedule(args.epochs, args.period, args.seconds, args.gap_tol)
-    options = spec(args.solver).options.resolve(solver_options(args))
+    options = solver_options(args)
+    spec(args.solver).options.resolve(options)  # bad values stop before the data is read
     check_writable(args.out, directory=True)
     dataset = load_dataset(args.data)
     problem = Problem.from_dataset(dataset, args.lam, args.subset, args.l1)
-    sizes = DataSizes.of_problem(problem)
-    check(train_bytes(args.solver, options, sizes), f"{args.solver} on {dataset.name}",
-          _way_out(args.solver, options), solver_state_bytes(args.solver, options, sizes))
-    t0 = time.perf_counter()
-    try:
-        solver = make_solver(args.solver, problem, seed=args.seed, threads=args.threads,
-                             **solver_options(args))
-    except ValueError as e:
-        raise ConfigError(str(e)) from None
-    except MemoryError:
-        raise ResourceError(f"{args.solver} on {dataset.name}: out of memory while "
-                            f"allocating its state; {_way_out(args.solver, options)}") from None
-    setup = time.perf_counter() - t0
-    mem = solver.memory_bytes()
-    log.info("%s on %s: n=%d, d=%d, K=%d; solver state %s; setup %.1fs", args.solver,
-             dataset.name, problem.n, problem.dim, problem.n_labels,
-             ", ".join(f"{k} {v / 2**20:.1f} MiB" for k, v in mem.items()) or "-", setup)
     progress = Progress(enabled={"auto": None, "on": True, "off": False}[args.progress])
-    monitor = Monitor(problem, evaluate_test=not args.no_test, threads=args.threads)
-    result = train(solver, monitor, args.epochs, period=args.period, time_limit=args.seconds,
-                   gap_tol=args.gap_tol, progress=progress)
+    done = run_solver(problem, args.solver, options, epochs=args.epochs, seed=args.seed,
+                      threads=args.threads, period=args.period, seconds=args.seconds,
+                      tol=args.gap_tol, evaluate_test=not args.no_test, progress=progress,
+                      say=log.info, what=f"{args.solver} on {dataset.name}")
+    solver, result, setup = done.solver, done.result, done.setup_seconds
     meta = {"command": "train", "args": {k: (str(v) if isinstance(v, Path) else v)
                                          for k, v in vars(args).items() if k != "func"},
             "dataset": {"name": dataset.name, "path": str(args.data),

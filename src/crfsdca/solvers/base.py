@@ -96,6 +96,13 @@ class Problem:
                    radii=radii, test=dataset.test, label_names=tuple(dataset.labels), l1=l1)
 
 
+def _able(capability: str) -> str:
+    """The offered solvers that have ``capability`` (a flag of their registry entry)."""
+    from .registry import SOLVERS
+
+    return " or ".join(s.name for s in SOLVERS.values() if s.offered and getattr(s, capability))
+
+
 class Solver(ABC):
     """A CRF solver driven step by step by :func:`crfsdca.training.train`.
 
@@ -106,18 +113,18 @@ class Solver(ABC):
 
     name: str = "solver"
     OPTIONS: OptionTable | None = None
-    SUPPORTS_L1 = False
-    """Whether the solver minimizes objectives with an L1 term (``Problem.l1`` > 0)."""
-    SUPPORTS_THREADS = False
-    """Whether the solver's iterations run on several threads."""
 
     def __init__(self, problem: Problem, seed: int = 0, threads: int = 1, **options):
-        if problem.l1 > 0 and not self.SUPPORTS_L1:
-            raise ConfigError(f"{self.name} does not handle an L1 term (c1 > 0): use sdca")
+        from .registry import SOLVERS
+
+        caps = SOLVERS.get(self.name)
+        if problem.l1 > 0 and not (caps and caps.supports_l1):
+            raise ConfigError(f"{self.name} does not handle an L1 term (c1 > 0): use "
+                              f"{_able('supports_l1')}")
         self.threads = check_threads(threads)
-        if threads > 1 and not self.SUPPORTS_THREADS:
-            raise ConfigError(f"{self.name} runs on one thread: use sdca or lbfgs for "
-                              f"threads > 1")
+        if threads > 1 and not (caps and caps.supports_threads):
+            raise ConfigError(f"{self.name} runs on one thread: use "
+                              f"{_able('supports_threads')} for threads > 1")
         self.problem = problem
         self.seed = int(seed)
         if self.OPTIONS is None:

@@ -90,7 +90,6 @@ class LBFGS(Solver):
 
     name = "lbfgs"
     OPTIONS = LBFGS_OPTIONS
-    SUPPORTS_THREADS = True  # the full-batch passes
 
     def __init__(self, problem: Problem, w0: np.ndarray | None = None, seed: int = 0,
                  threads: int = 1, **options):

@@ -2,7 +2,8 @@
 
 A row records where the solver is (epochs, oracle calls, updates, solver
 seconds) and how good it is (primal, dual, true gap, gap estimate, test error,
-F1). Monitoring work (full-batch primal, Viterbi on the test set) is never
+F1; with ``certify``, a ``certificate`` column bounds P(w) - P* for the solvers without
+a dual). Monitoring work (full-batch primal, Viterbi on the test set) is never
 counted in the solver's counters or seconds.
 """
 
@@ -12,8 +13,9 @@ import math
 
 import numpy as np
 
+from ..jit import dot
 from ..model.evaluation import chunk_f1, chunk_scheme, token_error
-from ..model.objective import predict, primal
+from ..model.objective import predict, primal, primal_and_gradient
 from .base import Problem, Solver
 
 TRACE_COLUMNS = (
@@ -38,9 +40,11 @@ def checkpoints(epochs: float, period: float = 1.0, early: tuple = (0.1, 0.25, 0
 class Monitor:
     """Evaluates a solver's iterate on the training objective and the test split."""
 
-    def __init__(self, problem: Problem, evaluate_test: bool = True, threads: int = 1):
+    def __init__(self, problem: Problem, evaluate_test: bool = True, threads: int = 1,
+                 certify: bool = False):
         self.problem = problem
         self.threads = threads
+        self.certify = certify
         self.evaluate_test = evaluate_test and problem.test is not None
         names = problem.label_names
         self.scheme = chunk_scheme(list(names)) if names else None
@@ -90,4 +94,14 @@ class Monitor:
             "nonzero_weights": int(np.count_nonzero(w)),
         }
         out.update(solver.diagnostics())
+        if self.certify and dual is None:
+            out["certificate"] = self.gradient_certificate(w)
         return out
+
+    def gradient_certificate(self, w: np.ndarray) -> float:
+        """||grad P(w)||^2 / (2 lambda) >= P(w) - P*, the certificate of solvers without a
+        dual (P is lambda-strongly convex; without an L1 term)."""
+        p = self.problem
+        _, g = primal_and_gradient(w, p.train, p.n_attributes, p.n_labels, p.lam,
+                                   p.feature_mask, self.threads)
+        return dot(g, g) / (2 * p.lam)

@@ -11,7 +11,7 @@ the solver). This module imports no numba, so that the workflow can read it.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from ..errors import ConfigError
@@ -144,27 +144,105 @@ LBFGS_OPTIONS = OptionTable("lbfgs", [
            choices=("wolfe", "gradient")),
 ], prefix="lbfgs")
 
+# -------------------------------------------------------------------------------- memory
+# The bytes of each solver's state, by the names of its memory_bytes() (a test holds them
+# together), from the data sizes (:class:`crfsdca.memory.DataSizes`: n sequences, N
+# tokens, K labels, A attributes, dim d) and the solver's resolved options.
+
+F64 = 8
+
+
+def _itemsize(dtype: str) -> int:
+    return {"float64": 8, "float32": 4}[dtype]
+
+
+def _tree(n: int) -> int:
+    size = 1
+    while size < n:
+        size *= 2
+    return 2 * size * F64
+
+
+def _sdca_state(o: Mapping, s) -> dict[str, int]:
+    it = _itemsize(o.get("store_dtype", "float64"))
+    return {"marginals_unary": s.N * s.K * it, "marginals_pairwise": (s.N - s.n) * s.K**2 * it,
+            "weights": s.dim * F64, "per_sequence": 4 * s.n * F64}
+
+
+def _sag_state(o: Mapping, s) -> dict[str, int]:
+    it = _itemsize(o.get("store_dtype", "float64"))
+    return {"marginals_unary": s.N * s.K * it, "marginals_pairwise": s.n * s.K**2 * it,
+            "weights": s.dim * F64, "gradient_sum": s.dim * F64, "lazy_rows": s.A * 8,
+            "per_sequence": s.n + 4 * s.n * 8 + _tree(s.n) + (s.n + 1) * F64}
+
+
+def _oeg_state(o: Mapping, s) -> dict[str, int]:
+    n, K = s.n, s.K
+    return {"potentials_unary": s.N * K * F64, "potentials_pairwise": (n * K * K + n) * F64,
+            "marginals_unary": s.N * K * F64, "marginals_pairwise": n * K * K * F64,
+            "weights": s.dim * F64, "per_sequence": 3 * n * 8}
+
+
+def _lbfgs_state(o: Mapping, s) -> dict[str, int]:
+    return {"history": 2 * int(o["memory"]) * s.dim * F64, "weights": 2 * s.dim * F64}
+
+
+def sequence_index_bytes(s) -> int:
+    """The per-sequence attribute index of the stochastic solvers (at most two int32 per
+    entry)."""
+    return 8 * (s.n + 1) + 8 * s.nnz
+
+
+def full_batch_bytes(s) -> int:
+    """The full-batch solvers' work vectors besides their state (gradient, trial point)."""
+    return 4 * s.dim * F64
+
+
 # -------------------------------------------------------------------------------- solvers
 
 
 @dataclass(frozen=True)
+class Shrink:
+    """An option value that makes a solver's state smaller (the memory error's way out)."""
+
+    option: str
+    value: object  # None: "a smaller value"
+    effect: str
+
+
+@dataclass(frozen=True)
 class SolverSpec:
-    """A solver: its name, its paper name, its options and the class that runs it.
+    """A solver: its name, its paper name, its options, what it can do, and its class.
 
     ``factory`` is ``"module:Class"`` (imported only when the solver is built, so that
     the workflow's rerun lists follow each solver's own imports); ``fixed`` are
     constructor arguments that are not options (the SAG variant). With ``base_option``
     the paper name is the label of that option's value (SDCA's is its sampler's).
     ``seeded`` solvers are run once per seed of the config; the others once.
+
+    What it can do: ``state`` gives the bytes of its state by part (as its
+    ``memory_bytes()`` reports them) from its resolved options and the data sizes,
+    ``workspace`` the bytes of its other allocations; ``continues_from`` is what a run
+    can continue from (``"dual"``: a saved dual state, ``"weights"``: a model's weights,
+    None: nothing); ``supports_l1`` and ``supports_threads`` say whether it handles an L1
+    term and runs on several threads; ``shrink`` lists option values that make its state
+    smaller; ``offered`` solvers are the estimator's and ``learn``'s algorithms.
     """
 
     name: str
     label: str
     options: OptionTable
     factory: str
+    state: Callable[[Mapping, object], dict[str, int]]
+    workspace: Callable[[object], int] = sequence_index_bytes
     fixed: Mapping = field(default_factory=dict)
     base_option: str | None = None
     seeded: bool = True  # its runs depend on the seed (false: L-BFGS, deterministic)
+    continues_from: str | None = None
+    supports_l1: bool = False
+    supports_threads: bool = False
+    shrink: tuple[Shrink, ...] = ()
+    offered: bool = True
 
     @property
     def module(self) -> str:
@@ -174,23 +252,58 @@ class SolverSpec:
         module, cls = self.factory.split(":")
         return getattr(importlib.import_module(module), cls)
 
+    def state_bytes(self, options: Mapping, sizes) -> dict[str, int]:
+        """The bytes of the solver's state for ``options`` (given ones; the table's
+        defaults fill in the rest) on data of ``sizes``."""
+        return self.state(self.options.resolve(options), sizes)
+
+    def build(self, problem, seed: int = 0, threads: int = 1, start=None, **options):
+        """The solver on ``problem``; ``start`` is what it continues from (a dual state's
+        marginals or a weight vector, as ``continues_from`` says)."""
+        extra = {}
+        if start is not None:
+            if self.continues_from is None:
+                raise ConfigError(f"{self.name} cannot continue a previous run")
+            extra[CONTINUE_ARGUMENT[self.continues_from]] = start
+        return self.solver_class()(problem, seed=seed, threads=threads, **self.fixed,
+                                   **options, **extra)
+
+
+CONTINUE_ARGUMENT = {"dual": "initial_marginals", "weights": "w0"}
+"""The constructor argument that takes each kind of start."""
+
+_STORE_DTYPE_SHRINK = Shrink("store_dtype", "float32", "halves the stored marginals")
 
 SOLVERS: dict[str, SolverSpec] = {s.name: s for s in (
-    SolverSpec("sdca", "SDCA", SDCA_OPTIONS, "crfsdca.solvers.sdca:SDCA",
-               base_option="sampler"),
-    SolverSpec("sag", "SAG", SAG_OPTIONS, "crfsdca.solvers.sag:SAGFamily",
-               fixed={"variant": "sag"}),
+    SolverSpec("sdca", "SDCA", SDCA_OPTIONS, "crfsdca.solvers.sdca:SDCA", _sdca_state,
+               base_option="sampler", continues_from="dual", supports_l1=True,
+               supports_threads=True, shrink=(_STORE_DTYPE_SHRINK,)),
+    SolverSpec("sag", "SAG", SAG_OPTIONS, "crfsdca.solvers.sag:SAGFamily", _sag_state,
+               fixed={"variant": "sag"}, shrink=(_STORE_DTYPE_SHRINK,), offered=False),
     SolverSpec("sag-nus", "SAG-NUS", SAG_OPTIONS, "crfsdca.solvers.sag:SAGFamily",
-               fixed={"variant": "sag-nus"}),
+               _sag_state, fixed={"variant": "sag-nus"}, shrink=(_STORE_DTYPE_SHRINK,)),
     SolverSpec("sag-nus-star", "SAG-NUS*", SAG_OPTIONS, "crfsdca.solvers.sag:SAGFamily",
-               fixed={"variant": "sag-nus-star"}),
-    SolverSpec("oeg", "OEG", OEG_OPTIONS, "crfsdca.solvers.oeg:OEG"),
-    SolverSpec("lbfgs", "L-BFGS", LBFGS_OPTIONS, "crfsdca.solvers.lbfgs:LBFGS",
-               seeded=False),
+               _sag_state, fixed={"variant": "sag-nus-star"}, shrink=(_STORE_DTYPE_SHRINK,)),
+    SolverSpec("oeg", "OEG", OEG_OPTIONS, "crfsdca.solvers.oeg:OEG", _oeg_state),
+    SolverSpec("lbfgs", "L-BFGS", LBFGS_OPTIONS, "crfsdca.solvers.lbfgs:LBFGS", _lbfgs_state,
+               workspace=full_batch_bytes, seeded=False, continues_from="weights",
+               supports_threads=True,
+               shrink=(Shrink("memory", None, "shortens the history"),)),
 )}
+"""Every solver. Plain SAG, the paper's baseline with one global step size, is not
+offered to users (it needs thousands of epochs on small problems; sag-nus does not)."""
 SOLVER_NAMES = tuple(SOLVERS)
 UNSEEDED = tuple(name for name, s in SOLVERS.items() if not s.seeded)
 """Solvers whose runs do not depend on the seed (run once, whatever the seeds)."""
+
+
+def algorithms() -> tuple[str, ...]:
+    """The solvers the estimator and ``learn`` offer (their entries' ``offered``)."""
+    return tuple(name for name, s in SOLVERS.items() if s.offered)
+
+
+ALGORITHMS = algorithms()
+"""The offered solvers of the registry as this module declares them."""
 
 
 def spec(name: str) -> SolverSpec:
@@ -202,10 +315,9 @@ def spec(name: str) -> SolverSpec:
                           f"{', '.join(SOLVER_NAMES)}") from None
 
 
-def make_solver(name: str, problem, seed: int = 0, threads: int = 1, **options):
+def make_solver(name: str, problem, seed: int = 0, threads: int = 1, start=None, **options):
     """Build solver ``name`` on ``problem`` with its options (checked against its table)."""
-    s = spec(name)
-    return s.solver_class()(problem, seed=seed, threads=threads, **s.fixed, **options)
+    return spec(name).build(problem, seed=seed, threads=threads, start=start, **options)
 
 
 # -------------------------------------------------------------------------------- runs

@@ -98,11 +98,11 @@ class SAGFamily(Solver):
 
     def __init__(self, problem: Problem, variant: str = "sag", seed: int = 0, threads: int = 1,
                  **options):
-        super().__init__(problem, seed, threads, **options)
         if variant not in VARIANTS:
             raise ValueError(f"unknown SAG variant {variant!r}; choose one of "
                              f"{', '.join(VARIANTS)}")
         self.name = variant
+        super().__init__(problem, seed, threads, **options)
         self.variant = variant
         o = self.opts
 

@@ -108,8 +108,6 @@ class SDCA(Solver):
 
     name = "sdca"
     OPTIONS = SDCA_OPTIONS
-    SUPPORTS_L1 = True  # proximal SDCA: w = S_kappa(w_hat(mu)), math.md section 8
-    SUPPORTS_THREADS = True  # asynchronous lanes over a partition, math.md section 9
 
     def __init__(self, problem: Problem, seed: int = 0, threads: int = 1,
                  initial_marginals: tuple[np.ndarray, np.ndarray] | None = None, **options):
