@@ -83,7 +83,7 @@ def test_learn_parameters_and_continue(files, tmp_path, capsys):
     assert not np.array_equal(m.weights, m2.weights)
     assert main(["learn", "-m", str(model), "-p", "nope=1", train]) == 2
     assert "parameter not found: nope" in capsys.readouterr().err
-    assert main(["learn", "-m", str(model), "-a", "lbfgs", "-p", "c1=1", train]) == 2
+    assert main(["learn", "-m", str(model), "-a", "oeg", "-p", "c1=1", train]) == 2
     assert "does not handle an L1 term (c1 > 0)" in capsys.readouterr().err
 
 

@@ -144,15 +144,15 @@ def test_crf_dev_bad_arguments(xseq, yseq):
 
 
 def test_bad_parameters(xseq, yseq):
-    with pytest.raises(ConfigError, match="does not handle an L1 term"):
-        CRF(algorithm="lbfgs", c1=0.1).fit([xseq], [yseq])
+    with pytest.raises(ConfigError, match="oeg does not handle an L1 term .* use sdca or lbfgs"):
+        CRF(algorithm="oeg", c1=0.1).fit([xseq], [yseq])
     with pytest.raises(ValueError, match="c1 must be non-negative"):
         CRF(c1=-1).fit([xseq], [yseq])
     with pytest.raises(ValueError, match="CRFsuite's"):
         CRF(algorithm="l2sgd").fit([xseq], [yseq])
     with pytest.raises(ValueError, match="unknown algorithm 'sag'"):
         CRF(algorithm="sag").fit([xseq], [yseq])
-    with pytest.raises(ConfigError, match="option of sdca, not of algorithm 'lbfgs'"):
+    with pytest.raises(ConfigError, match="parameter of sdca, not of algorithm 'lbfgs'"):
         CRF(algorithm="lbfgs", sampler="gap").fit([xseq], [yseq])
     with pytest.raises(ConfigError, match="non_uniformity"):
         CRF(non_uniformity=2.0).fit([xseq], [yseq])

@@ -29,22 +29,27 @@ CRFSUITE_ONLY = ("l2sgd", "ap", "pa", "arow", "averaged-perceptron", "passive-ag
 
 
 
-def solver_parameters() -> dict[str, object]:
-    """Every solver option by run key (the estimator's extra parameters), all None."""
-    keys: dict[str, object] = {}
-    for s in SOLVERS.values():
-        for o in s.options:
-            keys.setdefault(s.options.key(o.name), None)
-    return keys
-
-
-SOLVER_PARAMETERS = tuple(solver_parameters())
-
 _BASE_PARAMETERS = dict(
     algorithm="sdca", c1=0.0, c2=1.0, max_iterations=None, epsilon=1e-5, min_freq=0.0,
     all_possible_states=False, all_possible_transitions=False, bias=False,
     max_seconds=None, random_state=0, threads=1, warm_start=False, save_dual=False,
     verbose=False, model_filename=None)
+
+
+def solver_parameters() -> dict[str, object]:
+    """The estimator's parameters besides :data:`_BASE_PARAMETERS`, all None: every
+    solver option by run key (``sampler``, ``lbfgs_memory``) and by its CRFsuite name
+    (``num_memories``, ``linesearch``)."""
+    keys: dict[str, object] = {}
+    for s in SOLVERS.values():
+        for o in s.options:
+            keys.setdefault(s.options.key(o.name), None)
+            if o.crfsuite is not None and o.crfsuite not in _BASE_PARAMETERS:
+                keys.setdefault(o.crfsuite, None)
+    return keys
+
+
+SOLVER_PARAMETERS = tuple(solver_parameters())
 
 
 class CRF(BaseEstimator):
@@ -136,7 +141,11 @@ class CRF(BaseEstimator):
         if not X:
             raise ValueError("no training sequences")
         algorithm = self._check_algorithm()
-        options = solver_options(algorithm, {k: getattr(self, k) for k in SOLVER_PARAMETERS})
+        given = {k: getattr(self, k) for k in SOLVER_PARAMETERS}
+        own_epsilon = any(o.crfsuite == "epsilon" for o in SOLVERS[algorithm].options)
+        if own_epsilon:  # the solver's own test is CRFsuite's epsilon (L-BFGS)
+            given["epsilon"] = self.epsilon
+        options = solver_options(algorithm, given)
         c2 = float(self.c2)
         if not c2 > 0:
             raise ValueError(f"c2 must be positive (SDCA needs a strongly convex objective), "
@@ -150,14 +159,17 @@ class CRF(BaseEstimator):
         attributes = Vocabulary(previous.attributes if previous is not None else ())
         labels = Vocabulary(previous.labels if previous is not None else ())
         keep = continuing or self.save_dual
-        train, digests = encode(X, y, attributes, labels, grow=True, digests=keep)
+        train, digests, zero_entries = encode(X, y, attributes, labels, grow=True,
+                                              digests=keep)
         if add_to_state and state is not None:
-            train = concatenate(state_sequences(state), train)
+            kept = state_sequences(state)
+            train = concatenate(kept, train)
             digests = state_digests(state) + digests
+            zero_entries = zero_entries + [0, kept.n_tokens]
         A, K = len(attributes), len(labels)
         mask = crfsuite_feature_mask(train, A, K, bool(self.all_possible_states),
                                      bool(self.all_possible_transitions),
-                                     float(self.min_freq), bool(self.bias))
+                                     float(self.min_freq), bool(self.bias), zero_entries)
         dev = None
         label_names = labels.strings()
         if X_dev is not None:
@@ -174,7 +186,8 @@ class CRF(BaseEstimator):
         start = start_point(algorithm, options, previous, state, train, digests, A, K, mask,
                             say) if continuing else None
         learned = learn(problem, algorithm, options, seed=self._seed(),
-                        epochs=self.max_iterations, epsilon=self.epsilon,
+                        epochs=self.max_iterations,
+                        epsilon=None if own_epsilon else self.epsilon,
                         max_seconds=self.max_seconds, verbose=bool(self.verbose),
                         stream=stream, start=start, threads=int(self.threads))
         if learned.status == "interrupted":

@@ -48,24 +48,37 @@ def make_problem(train, n_attributes: int, n_labels: int, label_names: list[str]
 
 
 def solver_options(algorithm: str, given: dict) -> dict:
-    """The options of ``algorithm`` from estimator parameters named by run key
-    (``sampler``, ``sag_decrease``, ``lbfgs_memory``...; None: the table's default).
+    """The options of ``algorithm`` from estimator parameters, named by run key
+    (``sampler``, ``lbfgs_memory``...) or by CRFsuite's name (``num_memories``,
+    ``linesearch="MoreThuente"``); None is the default: CRFsuite's for the options that
+    are CRFsuite's parameters, else the table's.
 
     A value for another solver's option is an error, not silently ignored.
     """
     table = spec(algorithm).options
-    mine = {table.key(o.name): o.name for o in table}
-    out = {}
+    mine = {table.key(o.name): o for o in table}
+    crfsuite = {o.crfsuite: o for o in table if o.crfsuite is not None}
+    out = {o.name: o.from_crfsuite(o.crfsuite_default) for o in table
+           if o.crfsuite_default is not None}
+    named: dict[str, str] = {}
     for key, value in given.items():
         if value is None:
             continue
-        if key in mine:
-            out[mine[key]] = table.check(mine[key], value)
-            continue
-        owners = [s.name for s in SOLVERS.values() if key in {s.options.key(o.name)
-                                                               for o in s.options}]
-        raise ConfigError(f"{key} is an option of {', '.join(owners) or 'no solver'}, not of "
-                          f"algorithm {algorithm!r}")
+        option = crfsuite.get(key) or mine.get(key)
+        if option is None:
+            owners = [s.name for s in SOLVERS.values()
+                      if any(key in (s.options.key(o.name), o.crfsuite) for o in s.options)]
+            raise ConfigError(f"{key} is a parameter of {', '.join(owners) or 'no solver'}, "
+                              f"not of algorithm {algorithm!r}")
+        if option.name in named:
+            raise ConfigError(f"{named[option.name]} and {key} are the same option of "
+                              f"{algorithm}: give one")
+        named[option.name] = key
+        try:
+            out[option.name] = (option.from_crfsuite(value) if key == option.crfsuite
+                                else option.parse(value))
+        except ValueError as e:
+            raise ConfigError(f"{key}: {e}") from None
     return out
 
 
@@ -109,7 +122,7 @@ def learn(problem: Problem, algorithm: str, options: dict, seed: int = 0,
                       start=start, seconds=max_seconds, tol=epsilon or None, relative=True,
                       evaluate_test=problem.test is not None,
                       progress=Progress(stream, verbose, style="lines", n=problem.n),
-                      say=say, what=f"training {algorithm}", hints="param")
+                      say=say, what=f"training {algorithm}", hints="param", certify=True)
     solver, result = done.solver, done.result
     if say is not None and result.rows:
         last = result.rows[-1]

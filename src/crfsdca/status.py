@@ -12,9 +12,11 @@ from pathlib import Path
 
 from .signals import EXIT_SIGINT, EXIT_SIGTERM
 
-FINISHED = ("budget", "converged", "time_limit")
-"""Statuses of a run that reached its end: the epoch budget, the gap tolerance, the time
-limit. Only these are results (the report refuses the others)."""
+FINISHED = ("budget", "converged", "time_limit", "stalled")
+"""Statuses of a run that reached its end: the epoch budget, the gap tolerance (or the
+solver's own convergence test), the time limit, a solver that can make no more progress
+(L-BFGS whose line search fails from steepest descent). Only these are results (the report
+refuses the others)."""
 
 STOPPED = {"interrupted": EXIT_SIGINT, "terminated": EXIT_SIGTERM, "diverged": 3}
 """Statuses of a run that stopped short (Ctrl-C, SIGTERM, a non-finite primal or dual),

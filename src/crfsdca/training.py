@@ -192,6 +192,10 @@ def train(solver: Solver, monitor: Monitor, epochs: float, period: float = 1.0,
                 if time_limit is not None and t_solver >= time_limit:
                     result.status = "time_limit"
                     break
+                why = solver.finished()
+                if why is not None:  # its own test: CRFsuite's epsilon or delta, a stall
+                    result.status = why
+                    break
                 est = solver.gap_estimate()
                 if est is not None and not math.isfinite(est):
                     record(steps_done / spe)
@@ -261,16 +265,16 @@ def run_solver(problem, solver: str, options: dict, *, epochs: float, seed: int 
                seconds: float | None = None, tol: float | None = None,
                relative: bool = False, evaluate_test: bool = True,
                progress: Progress | None = None, say=None, what: str | None = None,
-               hints: str = "flag") -> Run:
+               hints: str = "flag", certify: bool = False) -> Run:
     """The one way into a training run (the ``train`` command, ``learn`` and the estimator).
 
     Resolves ``options`` against the solver's table, says (``say``) what its state takes and
     refuses, before allocating, a run that does not fit (:mod:`crfsdca.memory`; the way
     out worded for ``hints``: ``"flag"`` or ``"param"``), builds the solver (``start``:
     what it continues from, see :meth:`~crfsdca.solvers.registry.SolverSpec.build`) and
-    trains it with :func:`train`. With ``tol`` and ``relative`` the monitor adds the
-    gradient certificate of the solvers without a dual, so that every solver stops on a
-    certified bound.
+    trains it with :func:`train`. With ``certify`` (and always with ``tol`` and
+    ``relative``) the monitor adds the gradient certificate of the solvers without a dual,
+    so that every solver stops on a certified bound and reports one.
     """
     from . import memory
     from .errors import ResourceError
@@ -299,7 +303,7 @@ def run_solver(problem, solver: str, options: dict, *, epochs: float, seed: int 
     if say is not None:
         say(f"{what}: solver built in {setup:.1f}s")
     monitor = Monitor(problem, evaluate_test=evaluate_test, threads=threads,
-                      certify=tol is not None and relative)
+                      certify=certify or (tol is not None and relative))
     result = train(built, monitor, epochs, period=period, time_limit=seconds, gap_tol=tol,
                    progress=progress, relative=relative)
     return Run(built, result, setup)

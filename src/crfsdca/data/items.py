@@ -107,10 +107,13 @@ def sequence_digest(xseq_attrs: list[list[tuple[str, float]]], yseq: Sequence[st
 
 
 class Encoded(NamedTuple):
-    """A split built by :func:`encode`, and the digest of each sequence (if asked for)."""
+    """A split built by :func:`encode`, the digest of each sequence (if asked for), and the
+    (attribute, token) pairs given with weight 0, which the split leaves out but CRFsuite
+    makes state features of (an int64 array of shape (m, 2))."""
 
     seq: Sequences
     digests: list[bytes]
+    zero_entries: np.ndarray
 
 
 def encode(X, y, attributes: Vocabulary, labels: Vocabulary, grow: bool,
@@ -168,22 +171,25 @@ def encode(X, y, attributes: Vocabulary, labels: Vocabulary, grow: bool,
     np.cumsum(np.asarray(lengths, dtype=np.int64), out=offsets[1:])
     lab = (np.asarray(label_ids, dtype=np.int32) if y is not None
            else np.zeros(n_tokens, dtype=np.int32))
-    indptr, indices, values = _csr(n_tokens, np.asarray(tok_ids, dtype=np.int64),
-                                   np.asarray(attr_ids, dtype=np.int64),
-                                   np.asarray(weights, dtype=np.float64),
-                                   max(len(attributes), 1))
-    return Encoded(make_sequences(offsets, lab, indptr, indices, values), digest_list)
+    indptr, indices, values, zeros = _csr(n_tokens, np.asarray(tok_ids, dtype=np.int64),
+                                          np.asarray(attr_ids, dtype=np.int64),
+                                          np.asarray(weights, dtype=np.float64),
+                                          max(len(attributes), 1))
+    return Encoded(make_sequences(offsets, lab, indptr, indices, values), digest_list, zeros)
 
 
 def _csr(n_tokens, tok, ids, w, n_attr):
-    """Token-major CSR with ids sorted and unique within a token (weights added), no zeros."""
+    """Token-major CSR with ids sorted and unique within a token (weights added), no zeros;
+    and the (attribute, token) pairs left out for their zero weight."""
     key, inverse = np.unique(tok * n_attr + ids, return_inverse=True)
     summed = np.bincount(inverse.ravel(), weights=w, minlength=len(key)) if len(key) else w[:0]
     keep = summed != 0
+    dropped = key[~keep]
     key, summed = key[keep], summed[keep]
     indptr = np.zeros(n_tokens + 1, dtype=np.int64)
     np.cumsum(np.bincount(key // n_attr, minlength=n_tokens), out=indptr[1:])
-    return indptr, (key % n_attr).astype(np.int32), summed
+    zeros = np.stack([dropped % n_attr, dropped // n_attr], axis=1)
+    return indptr, (key % n_attr).astype(np.int32), summed, zeros
 
 
 def split_values(seq: Sequences) -> np.ndarray:

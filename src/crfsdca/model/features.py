@@ -19,9 +19,11 @@ from .layout import WeightLayout
 
 def crfsuite_mask(train: Sequences, n_attributes: int, n_labels: int,
                   possible_states: bool = False, possible_transitions: bool = False,
-                  bias: bool = False) -> np.ndarray:
-    """CRFsuite's feature set: state feature (a, y) iff attribute a occurs (with a nonzero
-    value) at a training token labeled y, or every pair with ``possible_states``;
+                  bias: bool = False, zero_entries: np.ndarray | None = None) -> np.ndarray:
+    """CRFsuite's feature set: state feature (a, y) iff attribute a occurs at a training
+    token labeled y (with a nonzero value, or with value 0 as one of ``zero_entries``,
+    (attribute, token) pairs: CRFsuite makes a feature of those too, whose weight moves
+    wherever a occurs elsewhere), or every pair with ``possible_states``;
     transition (y, y') iff it occurs in training, or all with ``possible_transitions``;
     the bias block (every token, first, last) only with ``bias``."""
     layout = WeightLayout(n_attributes, n_labels)
@@ -33,6 +35,8 @@ def crfsuite_mask(train: Sequences, n_attributes: int, n_labels: int,
         tok = np.repeat(np.arange(train.n_tokens), np.diff(train.attr_indptr))
         nonzero = (train.attr_values != 0.0) if not train.binary else slice(None)
         E[train.attr_indices[nonzero], train.labels[tok][nonzero]] = 1
+        if zero_entries is not None and len(zero_entries):
+            E[zero_entries[:, 0], train.labels[zero_entries[:, 1]]] = 1
     if bias:
         layout.bias(mask)[:] = 1
     W = layout.transition(mask)
@@ -62,4 +66,16 @@ def soft_threshold(v: np.ndarray, kappa: float) -> np.ndarray:
 
     out = aligned_empty(len(v))
     np.copysign(np.maximum(np.abs(v) - kappa, 0.0), v, out=out)
+    return out
+
+
+def pseudo_gradient(w: np.ndarray, g: np.ndarray, l1: float) -> np.ndarray:
+    """The minimum-norm subgradient of f(w) + l1 ||w||_1 given g = grad f(w) (OWL-QN's
+    pseudo-gradient; Andrew and Gao, 2007): g + l1 sign(w) where w != 0, and at w = 0 the
+    one-sided derivative that descends, or 0 when |g| <= l1. Its squared norm over 2 lambda
+    bounds the sub-optimality of a lambda-strongly convex objective."""
+    out = g + l1 * np.sign(w)
+    zero = w == 0
+    gz = g[zero]
+    out[zero] = np.where(gz < -l1, gz + l1, np.where(gz > l1, gz - l1, 0.0))
     return out

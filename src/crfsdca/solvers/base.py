@@ -158,6 +158,22 @@ class Solver(ABC):
     def counters(self) -> dict[str, int]:
         """Cumulative oracle_fb, oracle_fwd, updates, ls_evals."""
 
+    def objective(self) -> float | None:
+        """P at ``weights()`` when the solver has it at hand (full-batch methods), else
+        None (the monitor then computes it)."""
+        return None
+
+    def smooth_gradient(self) -> np.ndarray | None:
+        """The gradient of P's smooth part (mean NLL + lambda/2 ||w||^2) at ``weights()``,
+        when the solver has it at hand (full-batch methods), else None."""
+        return None
+
+    def finished(self) -> str | None:
+        """Why the solver stopped by its own test: ``"converged"`` (its convergence test,
+        e.g. CRFsuite's epsilon or delta for L-BFGS), ``"stalled"`` (it cannot make
+        progress), or None while it goes on."""
+        return None
+
     def dual(self) -> float | None:
         """The dual objective D at the current dual iterate, for dual methods."""
         return None

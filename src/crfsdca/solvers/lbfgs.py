@@ -11,6 +11,13 @@
   sequence (``oracle_fb += n``, ``ls_evals += 1``), each accepted iterate one
   update. One monitor "epoch" is one L-BFGS iteration (``steps_per_epoch = 1``);
   the oracle counters say what it cost.
+
+With an L1 term (``Problem.l1`` > 0) it is OWL-QN (Andrew and Gao, 2007), as CRFsuite
+runs it through liblbfgs: the direction from the pseudo-gradient (the minimum-norm
+subgradient), zeroed where it disagrees in sign with it, and a backtracking search whose
+points are projected onto the orthant of the current iterate. CRFsuite's stopping tests
+are options (``epsilon``, ``period``, ``delta``; off by default, the estimator and
+``learn`` give them CRFsuite's defaults).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import numpy as np
 from ..data.sequences import subset_sequences
 from ..errors import ConfigError
 from ..jit import aligned_copy, aligned_zeros, dot
+from ..model.features import pseudo_gradient
 from ..model.objective import SlotBuffers, primal_and_gradient
 from .base import Problem, Solver
 from .lbfgs_kernel import two_loop
@@ -102,6 +110,9 @@ class LBFGS(Solver):
         self.c1, self.c2 = o["c1"], o["c2"]
         self.max_evals = o["max_evals"]
         self.gtol = o["gtol"]
+        self.epsilon, self.period, self.delta = o["epsilon"], o["period"], o["delta"]
+        self.l1 = problem.l1
+        self.first_step = o["first_step"]
         d = problem.dim
         self._fun = objective(problem, self.threads)
         self.x = aligned_zeros(d) if w0 is None else aligned_copy(np.asarray(w0, np.float64))
@@ -109,8 +120,10 @@ class LBFGS(Solver):
             raise ValueError(f"w0 has shape {self.x.shape}, expected ({d},)")
         if problem.feature_mask is not None:
             self.x *= problem.feature_mask
-        self.f = math.nan
-        self.g = None
+        self.f = math.nan  # P(w): the smooth part plus l1 ||w||_1
+        self.g = None  # the gradient of the smooth part
+        self.pg = None  # the pseudo-gradient with an L1 term, else g
+        self._past: list[float] = []  # P of the iterates, for the delta test
         self._S = np.zeros((self.memory, d))
         self._Y = np.zeros((self.memory, d))
         self._rho = np.zeros(self.memory)
@@ -134,9 +147,16 @@ class LBFGS(Solver):
 
     # -- evaluation --------------------------------------------------------------------
     def _evaluate(self, x):
+        """(P(x), gradient of P's smooth part at x): one full pass."""
         f, g = self._fun(x)
         self._counters["oracle_fb"] += self.problem.n
+        if self.l1:
+            f += self.l1 * float(np.sum(np.abs(x)))
         return float(f), g
+
+    def _steering(self, x, g):
+        """The gradient that directions and tests use: g, or OWL-QN's pseudo-gradient."""
+        return pseudo_gradient(x, g, self.l1) if self.l1 else g
 
     def _direction(self, g):
         """-H g by the two-loop recursion over the stored pairs (newest first), into a
@@ -258,6 +278,75 @@ class LBFGS(Solver):
         self._head = (self._head + 1) % self.memory
         self._pairs = min(self._pairs + 1, self.memory)
 
+    def _backtracking(self, x, f0, g0, d, t, strong: bool):
+        """liblbfgs's backtracking search: halve t until the Armijo condition holds, then
+        grow it (x 2.1) while the regular Wolfe curvature test fails and, for ``strong``,
+        halve it while the strong one does; returns (t, f, g) or None."""
+        gd0 = dot(g0, d)
+        for _ in range(self.max_evals):
+            self._counters["ls_evals"] += 1
+            f, g = self._evaluate(x + t * d)
+            if not (math.isfinite(f) and f <= f0 + self.c1 * t * gd0):
+                t *= 0.5
+                continue
+            gd = dot(g, d)
+            if gd < self.c2 * gd0:
+                t *= 2.1
+            elif strong and gd > -self.c2 * gd0:
+                t *= 0.5
+            else:
+                return t, f, g
+        return None
+
+    def _orthant_search(self, x, f0, pg, d, t):
+        """OWL-QN's backtracking search: x(t) = x + t d projected onto the orthant of x
+        (of -pg where x is 0), halving t until P(x(t)) <= P(x) + c1 pg.(x(t) - x);
+        returns (t, x(t) - x, f, g) or None."""
+        orthant = np.where(x == 0, -pg, x)
+        for _ in range(self.max_evals):
+            self._counters["ls_evals"] += 1
+            xt = x + t * d
+            xt[xt * orthant <= 0] = 0.0
+            f, g = self._evaluate(xt)
+            step = xt - x
+            if math.isfinite(f) and f <= f0 + self.c1 * dot(pg, step):
+                return t, step, f, g
+            t *= 0.5
+        return None
+
+    def _search(self, d, t0):
+        """The step along d by the configured search: (t, s, f, g) or None, the new
+        iterate being x + s."""
+        x = self.x
+        if self.l1:
+            return self._orthant_search(x, self.f, self.pg, d, t0)
+        if self.line_search == "wolfe":
+            found = self._line_search(x, self.f, self.g, d, t0)
+        elif self.line_search == "gradient":
+            found = self._gradient_search(x, self.g, d, t0)
+        else:
+            found = self._backtracking(x, self.f, self.g, d, t0,
+                                       strong=self.line_search == "strong-backtracking")
+        if found is None:
+            return None
+        t, f, g = found
+        return t, t * d, f, g
+
+    def _crfsuite_tests(self) -> bool:
+        """CRFsuite's stopping tests at the current iterate (liblbfgs's order): epsilon on
+        ||g|| / max(1, ||w||), g in CRFsuite's scale (n P), then delta over ``period``."""
+        if self.epsilon > 0:
+            gnorm = self.problem.n * math.sqrt(dot(self.pg, self.pg))
+            if gnorm / max(1.0, math.sqrt(dot(self.x, self.x))) <= self.epsilon:
+                return True
+        if self.delta > 0:
+            self._past.append(self.f)
+            k = len(self._past) - 1
+            if k >= self.period:
+                if abs(self._past[k - self.period] - self.f) / abs(self.f) < self.delta:
+                    return True
+        return False
+
     # -- driving -----------------------------------------------------------------------
     def prepare(self) -> None:
         """Compile the full-batch kernels on one sequence, without counting or timing it."""
@@ -268,24 +357,29 @@ class LBFGS(Solver):
     def run(self, n_steps: int) -> None:
         if self.g is None:
             self.f, self.g = self._evaluate(self.x)
+            self.pg = self._steering(self.x, self.g)
+            if self._crfsuite_tests():
+                self.converged = True
         for _ in range(int(n_steps)):
             if self.stalled or self.converged:
                 return
-            if self.gtol > 0 and float(np.max(np.abs(self.g))) <= self.gtol or not np.any(self.g):
+            pg = self.pg
+            if self.gtol > 0 and float(np.max(np.abs(pg))) <= self.gtol or not np.any(pg):
                 self.converged = True
                 return
-            d = self._direction(self.g)
-            if not dot(d, self.g) < 0.0:  # not a descent direction: restart
+            d = self._direction(pg)
+            if self.l1:
+                d[d * pg >= 0] = 0.0  # OWL-QN: keep the orthant -pg points into
+            if not dot(d, pg) < 0.0:  # not a descent direction: restart
                 self._pairs = 0
-                d = -self.g
-            if self._iterations == 0 or self._pairs == 0:
-                t0 = min(1.0, 1.0 / float(np.sum(np.abs(self.g))))
-            else:
+                d = -pg
+            if self._iterations and self._pairs:
                 t0 = 1.0
-            if self.line_search == "wolfe":
-                found = self._line_search(self.x, self.f, self.g, d, t0)
+            elif self.l1 or self.first_step == "inverse-l2":  # liblbfgs's, 1 / ||d||
+                t0 = 1.0 / math.sqrt(dot(d, d))
             else:
-                found = self._gradient_search(self.x, self.g, d, t0)
+                t0 = min(1.0, 1.0 / float(np.sum(np.abs(pg))))
+            found = self._search(d, t0)
             if found is None:
                 self._failures += 1
                 if self._pairs == 0:
@@ -293,15 +387,26 @@ class LBFGS(Solver):
                     return
                 self._pairs = 0  # retry next step from steepest descent
                 continue
-            t, f, g = found
-            s = t * d
+            t, s, f, g = found
             self._store_pair(s, g - self.g)
             self.x = self.x + s
             self.f, self.g = f, g
+            self.pg = self._steering(self.x, g)
             self._iterations += 1
             self._counters["updates"] += 1
             self._step_sum += t
             self._step_count += 1
+            if self._crfsuite_tests():
+                self.converged = True
+
+    def finished(self) -> str | None:
+        return "converged" if self.converged else "stalled" if self.stalled else None
+
+    def smooth_gradient(self) -> np.ndarray | None:
+        return self.g
+
+    def objective(self) -> float | None:
+        return None if self.g is None else self.f
 
     # -- reading -----------------------------------------------------------------------
     def weights(self) -> np.ndarray:

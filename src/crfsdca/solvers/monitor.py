@@ -15,6 +15,7 @@ import numpy as np
 
 from ..jit import dot
 from ..model.evaluation import chunk_f1, chunk_scheme, token_error
+from ..model.features import pseudo_gradient
 from ..model.objective import predict, primal, primal_and_gradient
 from .base import Problem, Solver
 
@@ -69,7 +70,8 @@ class Monitor:
         n = self.problem.n
         c = solver.counters()
         w = solver.weights()
-        primal_value = self.primal(w)
+        known = solver.objective()
+        primal_value = self.primal(w) if known is None else known
         dual = solver.dual()
         est = solver.gap_estimate()
         err, f1 = self.test_scores(w)
@@ -95,13 +97,17 @@ class Monitor:
         }
         out.update(solver.diagnostics())
         if self.certify and dual is None:
-            out["certificate"] = self.gradient_certificate(w)
+            out["certificate"] = self.gradient_certificate(w, solver.smooth_gradient())
         return out
 
-    def gradient_certificate(self, w: np.ndarray) -> float:
-        """||grad P(w)||^2 / (2 lambda) >= P(w) - P*, the certificate of solvers without a
-        dual (P is lambda-strongly convex; without an L1 term)."""
+    def gradient_certificate(self, w: np.ndarray, g: np.ndarray | None = None) -> float:
+        """||s||^2 / (2 lambda) >= P(w) - P*, the certificate of solvers without a dual: s
+        the minimum-norm subgradient of P at w (the gradient without an L1 term; P is
+        lambda-strongly convex). ``g``: the gradient of P's smooth part at w, if known."""
         p = self.problem
-        _, g = primal_and_gradient(w, p.train, p.n_attributes, p.n_labels, p.lam,
-                                   p.feature_mask, self.threads)
+        if g is None:
+            _, g = primal_and_gradient(w, p.train, p.n_attributes, p.n_labels, p.lam,
+                                       p.feature_mask, self.threads)
+        if p.l1:
+            g = pseudo_gradient(w, g, p.l1)
         return dot(g, g) / (2 * p.lam)

@@ -60,7 +60,11 @@ class Option:
     gives ``name=value``. ``relevant`` says, from all options, whether this one plays a
     role (the non-uniformity does not for uniform sampling); an irrelevant option is left
     out of labels. ``shared`` options keep their name on the command line when the table
-    has a prefix (one ``--store-dtype`` for several solvers).
+    has a prefix (one ``--store-dtype`` for several solvers). ``crfsuite`` is the name of
+    the CRFsuite parameter the option is (``num_memories``), which the estimator and
+    ``learn`` take, its value names translated by ``crfsuite_values``
+    (``{"MoreThuente": "wolfe"}``); ``crfsuite_default`` is the value that does what
+    CRFsuite does, the estimator's and ``learn``'s default (None: the table's).
     """
 
     name: str
@@ -74,6 +78,9 @@ class Option:
     label: str | Mapping | Callable | None = None
     relevant: Callable[[dict], bool] | None = None
     shared: bool = False
+    crfsuite: str | None = None
+    crfsuite_default: object = None
+    crfsuite_values: Mapping | None = None
     _interval: tuple = field(init=False, repr=False, compare=False, default=())
 
     def __post_init__(self):
@@ -119,6 +126,12 @@ class Option:
                 what = "a finite value" if math.isinf(number) else "a value"
                 raise ValueError(f"expected {what} in {self.bounds}, got {value!r}")
         return number
+
+    def from_crfsuite(self, value):
+        """A CRFsuite value of the option (its value names translated), checked."""
+        if self.crfsuite_values is not None and value in self.crfsuite_values:
+            value = self.crfsuite_values[value]
+        return self.parse(value)
 
     def describe(self) -> str:
         """The help text with the option's range or choices and its default."""

@@ -131,17 +131,42 @@ OEG_OPTIONS = OptionTable("oeg", [
 
 # -------------------------------------------------------------------------------- L-BFGS
 
+LBFGS_LINE_SEARCHES = {"MoreThuente": "wolfe", "Backtracking": "backtracking",
+                       "StrongBacktracking": "strong-backtracking"}
+"""CRFsuite's line searches and ours: its More-Thuente search and our bracketing search
+both find a point of the strong Wolfe conditions (with the same constants); the
+backtracking searches are liblbfgs's (Armijo, then regular or strong Wolfe)."""
+
 LBFGS_OPTIONS = OptionTable("lbfgs", [
     Option("memory", int, 20, "number of (s, y) pairs; the history takes 2*memory*d*8 bytes",
-           bounds="[1, inf)"),
+           bounds="[1, inf)", crfsuite="num_memories", crfsuite_default=6),
     Option("c1", float, 1e-4, "sufficient-decrease constant of the Wolfe conditions",
            bounds="(0, 1)"),
     Option("c2", float, 0.9, "curvature constant of the Wolfe conditions", bounds="(0, 1)"),
-    Option("max_evals", int, 25, "evaluations per line search at most", bounds="[1, inf)"),
+    Option("max_evals", int, 25, "evaluations per line search at most", bounds="[1, inf)",
+           crfsuite="max_linesearch", crfsuite_default=20),
     Option("gtol", float, 0.0, "stop when ||grad P||_inf is at most this", bounds="[0, inf)"),
-    Option("line_search", str, "wolfe", "strong Wolfe, or a search on the gradient alone "
-           "(for the last digits, where values of P are rounding noise)",
-           choices=("wolfe", "gradient")),
+    Option("line_search", str, "wolfe", "wolfe: strong Wolfe conditions by bracketing and "
+           "cubic zoom; gradient: a search on the gradient alone (for the last digits, where "
+           "values of P are rounding noise); backtracking, strong-backtracking: liblbfgs's "
+           "(Armijo, then the regular or strong Wolfe curvature test). With an L1 term the "
+           "search is OWL-QN's orthant-projected backtracking, as in CRFsuite",
+           choices=("wolfe", "gradient", "backtracking", "strong-backtracking"),
+           crfsuite="linesearch", crfsuite_default="wolfe",
+           crfsuite_values=LBFGS_LINE_SEARCHES),
+    Option("first_step", str, "inverse-l1", "the first trial step (and after a restart): "
+           "inverse-l1: min(1, 1 / ||g||_1) (minFunc's); inverse-l2: 1 / ||g||_2 (liblbfgs's, "
+           "CRFsuite's; always so with an L1 term)", choices=("inverse-l1", "inverse-l2"),
+           crfsuite_default="inverse-l2"),
+    Option("epsilon", float, 0.0, "stop when ||g|| / max(1, ||w||) is at most this, g the "
+           "gradient of CRFsuite's objective (n P; with an L1 term its pseudo-gradient), as "
+           "CRFsuite's epsilon; 0: never", bounds="[0, inf)", crfsuite="epsilon",
+           crfsuite_default=1e-5),
+    Option("period", int, 10, "iterations over which delta is tested", bounds="[1, inf)",
+           crfsuite="period", crfsuite_default=10),
+    Option("delta", float, 0.0, "stop when the objective fell by less than this, relatively, "
+           "over the last period iterations (CRFsuite's delta); 0: never", bounds="[0, inf)",
+           crfsuite="delta", crfsuite_default=1e-5),
 ], prefix="lbfgs")
 
 # -------------------------------------------------------------------------------- memory
@@ -287,7 +312,7 @@ SOLVERS: dict[str, SolverSpec] = {s.name: s for s in (
     SolverSpec("oeg", "OEG", OEG_OPTIONS, "crfsdca.solvers.oeg:OEG", _oeg_state),
     SolverSpec("lbfgs", "L-BFGS", LBFGS_OPTIONS, "crfsdca.solvers.lbfgs:LBFGS", _lbfgs_state,
                workspace=full_batch_bytes, seeded=False, continues_from="weights",
-               supports_threads=True,
+               supports_l1=True, supports_threads=True,
                shrink=(Shrink("memory", None, "shortens the history"),)),
 )}
 """Every solver. Plain SAG, the paper's baseline with one global step size, is not
