@@ -15,14 +15,23 @@ CORES  ?= 8
 $(BIN)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[workflow,test,bench]'
 	touch $@
 
 reproduce: $(BIN)/.installed
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/snakemake --cores $(CORES)
 
-test: lint
-	PATH=$(abspath $(BIN)):$$PATH $(BIN)/python -m pytest -q -m "not cluster"
+# CRFsuite's own sources (python-crfsuite's sdist has its frontend): the tests build its
+# `crfsuite` program and tag with models written here.
+CRFSUITE_SDIST := $(VENV)/sdist/python_crfsuite-0.9.12.tar.gz
+
+$(CRFSUITE_SDIST):
+	$(BIN)/python -m pip download --quiet --no-deps --no-binary python-crfsuite \
+		--dest $(VENV)/sdist python-crfsuite==0.9.12
+
+test: lint $(CRFSUITE_SDIST)
+	PATH=$(abspath $(BIN)):$$PATH CRFSUITE_SDIST=$(abspath $(CRFSUITE_SDIST)) \
+		$(BIN)/python -m pytest -q -m "not cluster"
 
 # The smoke profile through workflow/profiles/slurm on a real (one-node) SLURM, compared
 # with a local smoke run; prints sacct's table of the jobs. Needs root (apt-get, daemons).

@@ -20,9 +20,19 @@ from .. import __version__
 from ..errors import CrfsdcaError, Terminated
 from ..signals import EXIT_SIGINT, EXIT_SIGTERM, sigterm_raises
 
-COMMANDS = ("download", "featurize", "table1", "train", "crfsuite", "optimum", "report",
-            "learn", "tag", "dump")
+DESCRIPTION = ("crfsdca: linear-chain CRFs trained fast, with a certificate (a drop-in for "
+               "CRFsuite's command line), and the reproduction of Le Priol et al., UAI 2018.")
+
+USER_COMMANDS = ("learn", "tag", "dump")
+"""Training and tagging on your own data, as CRFsuite's command line."""
+WORKFLOW_COMMANDS = ("download", "featurize", "table1", "train", "crfsuite", "optimum",
+                     "report")
+"""The stages of the paper's reproduction, which the Snakemake workflow's rules call."""
+COMMANDS = USER_COMMANDS + WORKFLOW_COMMANDS
 """Command names, in the order ``--help`` lists them; each is the module of that name."""
+
+WORKFLOW_EXTRA = ("pandas", "seaborn", "yaml", "snakemake", "matplotlib")
+"""Modules of the reproduction's dependencies (``pip install 'crfsdca[workflow]'``)."""
 
 
 def log(msg: str) -> None:
@@ -34,13 +44,26 @@ def command_module(name: str):
     return importlib.import_module(f"{__name__}.{name}")
 
 
+def _listing(title: str, names: tuple[str, ...]) -> str:
+    width = max(map(len, COMMANDS)) + 2
+    return "\n".join([title] + [f"  {n:<{width}}{command_module(n).HELP}" for n in names])
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="crfsdca", description=__doc__.split("\n\n")[0])
+    epilog = "\n\n".join([
+        _listing("your own data (CRFsuite's command line):", USER_COMMANDS),
+        _listing("the paper's reproduction (the workflow's stages; pip install "
+                 "'crfsdca[workflow]'):", WORKFLOW_COMMANDS),
+        "crfsdca COMMAND --help says more about each."])
+    parser = argparse.ArgumentParser(prog="crfsdca", description=DESCRIPTION,
+                                     epilog=epilog,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"crfsdca {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                help="one of the commands below")
     for name in COMMANDS:
         module = command_module(name)
-        p = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        p = sub.add_parser(name, description=module.HELP)
         module.add_arguments(p)
         p.set_defaults(func=module.run)
     return parser
@@ -57,6 +80,12 @@ def main(argv: list[str] | None = None) -> int:
             return args.func(args)
     except CrfsdcaError as e:
         print(f"crfsdca {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as e:
+        if (e.name or "").split(".")[0] not in WORKFLOW_EXTRA:
+            raise
+        print(f"crfsdca {args.command}: error: needs {e.name}, one of the reproduction's "
+              f"dependencies: pip install 'crfsdca[workflow]'", file=sys.stderr)
         return 2
     except (KeyboardInterrupt, Terminated) as e:
         what = "interrupted (Ctrl-C)" if isinstance(e, KeyboardInterrupt) else "terminated"
