@@ -1,0 +1,404 @@
+"""python-crfsuite's ``Tagger`` on crfsdca's decoder: labels, Viterbi labeling, sequence
+probability and marginals of one item sequence at a time.
+
+Same methods, arguments, results and exception types as ``pycrfsuite.Tagger`` (checked
+against it by ``tests/test_tagger.py``). The model is a file, CRFsuite's binary model
+(:mod:`crfsdca.crfsuite_model`) or crfsdca's own (:mod:`crfsdca.model_file`), or an
+in-memory :class:`~crfsdca.model_file.Model` (:meth:`Tagger.from_model`); crfsdca's bias
+weights (every, first, last position) enter every score, as in training. Items are read
+as :mod:`crfsdca.data.items` reads them (python-crfsuite's formats, plus lists of
+``(name, weight)`` pairs); attributes the model lacks are ignored, as CRFsuite does. A
+``pycrfsuite.ItemSequence`` is read through its ``items()``, which keeps one of the repeats
+of an attribute in an item (python-crfsuite's own tagger adds their weights).
+
+Where python-crfsuite behaves so, so does this: a tagger with no model raises ValueError
+("The tagger is not opened"), and ``info()`` RuntimeError; with no sequence set (or an
+empty one) ``tag()`` gives ``[]`` and ``probability``/``marginal`` give 0.0; a label the
+model lacks raises :class:`UnknownLabelError`, a RuntimeError (python-crfsuite's type) that
+is also a ValueError. Where python-crfsuite crashes (an item that is not a list or dict:
+SystemError), this raises ValueError.
+
+The state of a set sequence is kept: its unary scores once, log Z and the marginals on
+first use, so that ``marginal`` for every label and position costs one forward-backward.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import numbers
+import operator
+import os
+import tempfile
+from collections.abc import Mapping
+from itertools import chain, repeat
+
+import numpy as np
+
+from .data.items import item_attributes
+from .data.sequences import NO_VALUES, Sequences
+from .model.oracle import (
+    forward_backward,
+    forward_logz,
+    labeling_score,
+    make_workspace,
+    transition_offset,
+    transition_potentials,
+    unary_scores,
+    viterbi,
+)
+from .model_file import Model, load_model
+
+__all__ = ["ParsedDump", "Tagger", "UnknownLabelError"]
+
+_NOT_OPENED = "The tagger is not opened"
+
+
+class UnknownLabelError(RuntimeError, ValueError):
+    """A label the model does not have (python-crfsuite raises RuntimeError)."""
+
+
+class ParsedDump:
+    """A model's content, as ``pycrfsuite.Tagger.info()`` gives it (``ParsedDump``).
+
+    ``header``: {field: str}; ``labels``, ``attributes``: {name: id as str} (strings, as
+    python-crfsuite parses them from CRFsuite's dump); ``transitions``: {(from, to):
+    weight}; ``state_features``: {(attribute, label): weight}; and, crfsdca's own,
+    ``bias``: {(label, "every" | "first" | "last"): weight}. Only nonzero weights are
+    listed, at full precision (python-crfsuite's are rounded to 6 decimals).
+    """
+
+    def __init__(self):
+        self.header: dict[str, str] = {}
+        self.labels: dict[str, str] = {}
+        self.attributes: dict[str, str] = {}
+        self.transitions: dict[tuple[str, str], float] = {}
+        self.state_features: dict[tuple[str, str], float] = {}
+        self.bias: dict[tuple[str, str], float] = {}
+
+
+def _load(name) -> Model:
+    """Read the model file ``name``, whichever its format (found from its content):
+    CRFsuite's binary model (:mod:`crfsdca.crfsuite_model`) or crfsdca's own."""
+    from .crfsuite_model import is_crfsuite_model, read_crfsuite_model
+
+    path = os.fspath(name)
+    with open(path, "rb"):  # FileNotFoundError / IsADirectoryError, as python-crfsuite
+        pass
+    if is_crfsuite_model(path):
+        return read_crfsuite_model(path)
+    return load_model(path)
+
+
+def _xseq_items(xseq):
+    """The items of a sequence (the list of a ``pycrfsuite.ItemSequence``), or ValueError."""
+    if isinstance(xseq, (str, bytes, Mapping)):
+        raise ValueError(f"expected a sequence of items, got {type(xseq).__name__}")
+    items = getattr(xseq, "items", None)
+    if callable(items) and not hasattr(xseq, "__iter__"):
+        return items()  # pycrfsuite.ItemSequence (not iterable): {name: weight} dicts
+    return xseq
+
+
+_LISTS = {list, tuple}
+
+
+def _binary_split(items: list, get) -> tuple[np.ndarray, np.ndarray] | None:
+    """(indptr, attribute ids) of a sequence whose items are all lists of strings
+    (CRFsuite's binary attributes), or None for any other sequence.
+
+    Every entry is looked up at once, unknown ones as -1 (C-level passes: this is most of
+    the time of ``tag``). An entry that is not a str is unknown too, or unhashable, so
+    only the unknown entries need a second look."""
+    if not set(map(type, items)) <= _LISTS:
+        return None
+    flat = list(chain.from_iterable(items))
+    try:
+        ids = np.fromiter(map(get, flat, repeat(-1)), dtype=np.int32, count=len(flat))
+    except TypeError:  # an unhashable entry (a list)
+        return None
+    indptr = np.zeros(len(items) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, items), dtype=np.int64, count=len(items)),
+              out=indptr[1:])
+    known = ids >= 0
+    if not known.all():
+        if any(type(flat[j]) is not str for j in np.flatnonzero(~known).tolist()):
+            return None
+        kept = np.zeros(len(ids) + 1, dtype=np.int64)
+        np.cumsum(known, out=kept[1:])
+        indptr, ids = kept[indptr], ids[known]
+    return indptr, ids
+
+
+_NUMBERS = {float, int, bool}
+
+
+def _dict_split(items: list, get) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(indptr, attribute ids, weights) of a sequence whose items are all flat dicts with
+    str keys and str, float, int or bool values (sklearn-crfsuite's usual features), or
+    None for any other sequence: :func:`item_attributes` inlined, without its tuples."""
+    indptr, indices, values = [0], [], []
+    for item in items:
+        if type(item) is not dict:
+            return None
+        for key, value in item.items():
+            if type(key) is not str:
+                return None
+            if type(value) is str:
+                a, v = get(key + ":" + value), 1.0
+            elif type(value) in _NUMBERS:
+                a, v = get(key), float(value)
+            else:
+                return None
+            if a is not None and v != 0.0:
+                indices.append(a)
+                values.append(v)
+        indptr.append(len(indices))
+    return (np.array(indptr, dtype=np.int64), np.array(indices, dtype=np.int32),
+            _weights(values))
+
+
+def _weighted_split(items: list, get) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(indptr, attribute ids, weights) of a sequence of any items (zero weights left out)."""
+    indptr, indices, values = [0], [], []
+    for item in items:
+        for name, value in item_attributes(item):
+            a = get(name)
+            if a is not None and value != 0.0:
+                indices.append(a)
+                values.append(value)
+        indptr.append(len(indices))
+    return (np.array(indptr, dtype=np.int64), np.array(indices, dtype=np.int32),
+            _weights(values))
+
+
+def encode_sequence(xseq, attribute_ids: dict[str, int]) -> Sequences:
+    """One item sequence as a one-sequence split in the ids of ``attribute_ids`` (labels
+    0); unknown attributes are dropped, a repeated one adds its weights."""
+    items = list(_xseq_items(xseq))
+    get = attribute_ids.get
+    split = _binary_split(items, get)
+    if split is not None:
+        indptr, ids, values = *split, NO_VALUES
+    else:
+        indptr, ids, values = _dict_split(items, get) or _weighted_split(items, get)
+    T = len(items)
+    return Sequences(np.array([0, T], dtype=np.int64), np.zeros(T, dtype=np.int32), indptr,
+                     ids, values)
+
+
+def _weights(values: list[float]) -> np.ndarray:
+    """The weights array of a split: NO_VALUES if all are 1; ValueError if one is not finite."""
+    vals = np.array(values, dtype=np.float64)
+    if np.all(vals == 1.0):
+        return NO_VALUES
+    if not np.all(np.isfinite(vals)):
+        raise ValueError("attribute values must be finite numbers")
+    return vals
+
+
+class _Decoder:
+    """A model made ready to decode: vocabularies as dicts, exp(W) and a workspace."""
+
+    def __init__(self, model: Model):
+        self.model = model
+        self.w = model.weights
+        self.labels = list(model.labels)
+        self.A, self.K = len(model.attributes), len(model.labels)
+        self.label_ids = {lab: k for k, lab in enumerate(self.labels)}
+        self.attribute_ids = {a: i for i, a in enumerate(model.attributes)}
+        self.ws = None
+        self.tmax = 0.0
+        self.reserve(8)
+
+    def reserve(self, T: int) -> None:
+        """Make the workspace hold a sequence of T tokens (grown by doubling)."""
+        if self.ws is not None and len(self.ws.scale) >= T:
+            return
+        size = max(T, 2 * len(self.ws.scale) if self.ws is not None else 2)
+        self.ws = make_workspace(size, self.K)
+        self.tmax = transition_potentials(self.w, transition_offset(self.A, self.K), self.K,
+                                          self.ws.trans)
+
+    def label_id(self, label) -> int:
+        """The id of a label (str, or UTF-8 bytes as python-crfsuite takes them)."""
+        k = self.label_ids.get(label)
+        if k is not None:
+            return k
+        if isinstance(label, bytes):
+            return self.label_id(label.decode("utf-8"))
+        if not isinstance(label, str):
+            raise TypeError(f"a label must be a str, got {type(label).__name__}")
+        raise UnknownLabelError(f"Failed to convert into label identifier: {label}")
+
+
+class Tagger:
+    """Predicts label sequences with a model: python-crfsuite's ``Tagger``.
+
+    ``open(name)`` a model file (or ``open_inmemory(data)``, or ``Tagger.from_model``),
+    then ``tag(xseq)``; ``set(xseq)`` keeps a sequence for ``tag()``, ``probability`` and
+    ``marginal``. ``open`` returns ``contextlib.closing(tagger)`` as python-crfsuite's
+    does; the tagger is also a context manager itself.
+    """
+
+    def __init__(self):
+        self._d: _Decoder | None = None
+        self._clear()
+
+    @classmethod
+    def from_model(cls, model: Model) -> Tagger:
+        """A tagger of an in-memory model (``CRF.model_``)."""
+        tagger = cls()
+        tagger._d = _Decoder(model)
+        return tagger
+
+    def _clear(self) -> None:
+        self._T = 0
+        self._logz: float | None = None
+        self._unary: list[list[float]] | None = None
+
+    def _decoder(self) -> _Decoder:
+        if self._d is None:
+            raise ValueError(_NOT_OPENED)
+        return self._d
+
+    # ------------------------------------------------------------------ the model
+    def open(self, name):
+        """Load the model file ``name``; returns ``contextlib.closing(self)``.
+
+        A file that is no model raises ValueError, a missing one FileNotFoundError; the
+        model open before (if any) stays open then.
+        """
+        self._d = _Decoder(_load(name))
+        self._clear()
+        return contextlib.closing(self)
+
+    def open_inmemory(self, value: bytes):
+        """Load a model from the bytes of a model file; returns ``contextlib.closing(self)``."""
+        if not isinstance(value, bytes):
+            raise TypeError(f"expected bytes, got {type(value).__name__}")
+        fd, name = tempfile.mkstemp(suffix=".model")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(value)
+            return self.open(name)
+        finally:
+            os.unlink(name)
+
+    def close(self) -> None:
+        """Close the model (a closed tagger may open another)."""
+        self._d = None
+        self._clear()
+
+    def __enter__(self) -> Tagger:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def labels(self) -> list[str]:
+        """The model's labels, in id order."""
+        return list(self._decoder().labels)
+
+    def info(self) -> ParsedDump:
+        """The model's labels, attributes and nonzero weights (:class:`ParsedDump`)."""
+        if self._d is None:
+            raise RuntimeError("Tagger is closed")
+        return _parsed_dump(self._d.model)
+
+    # ------------------------------------------------------------------ one sequence
+    def set(self, xseq) -> None:
+        """Keep the item sequence ``xseq`` for ``tag()``, ``probability`` and ``marginal``."""
+        d = self._decoder()
+        seq = encode_sequence(xseq, d.attribute_ids)
+        T = len(seq.labels)
+        d.reserve(T)
+        if T:
+            unary_scores(d.w, d.A, d.K, seq, 0, d.ws.scores)
+        self._clear()
+        self._T = T
+
+    def tag(self, xseq=None) -> list[str]:
+        """The most likely labels (Viterbi) of ``xseq``, or of the sequence set last."""
+        if xseq is not None:
+            self.set(xseq)
+        d = self._decoder()
+        T = self._T
+        if not T:
+            return []
+        ws = d.ws
+        viterbi(ws.scores, T, d.K, d.w, d.A, ws.emit, ws.back, ws.path)
+        names = d.labels
+        return [names[k] for k in ws.path[:T].tolist()]
+
+    def probability(self, yseq) -> float:
+        """P(yseq | x) of the labels ``yseq`` for the sequence set last (0.0 if none)."""
+        d = self._decoder()
+        T = self._T
+        if not T:
+            return 0.0
+        yseq = list(yseq)
+        if len(yseq) != T:
+            raise ValueError(f"The numbers of items and labels differ: |x| = {T}, "
+                             f"|y| = {len(yseq)}")
+        y = np.array([d.label_id(lab) for lab in yseq], dtype=np.int32)
+        score = labeling_score(d.ws.scores, T, d.K, d.w, d.A, y, 0)
+        return math.exp(score - self._log_z())
+
+    def marginal(self, y, pos) -> float:
+        """p(y_pos = y | x) for the sequence set last (0.0 if none)."""
+        d = self._d
+        if d is None:
+            raise ValueError(_NOT_OPENED)
+        T = self._T
+        if not T:
+            return 0.0
+        t = pos if type(pos) is int else _position(pos)
+        if not 0 <= t < T:
+            raise ValueError(f"The position {t} is out of range of {T}")
+        k = d.label_ids.get(y)
+        if k is None:
+            k = d.label_id(y)  # bytes, or UnknownLabelError
+        rows = self._unary if self._unary is not None else self._marginals()
+        return rows[t][k]
+
+    def _log_z(self) -> float:
+        if self._logz is None:
+            d = self._d
+            self._logz = float(forward_logz(d.ws, self._T, d.K, d.tmax, d.w,
+                                            transition_offset(d.A, d.K)))
+        return self._logz
+
+    def _marginals(self) -> list[list[float]]:
+        """The unary marginals of the set sequence ([t][k], floats), computed once."""
+        if self._unary is None:
+            d = self._d
+            T, K = self._T, d.K
+            self._logz = float(forward_backward(d.ws, T, K, d.tmax, d.w, d.A))
+            self._unary = d.ws.unary[:T * K].reshape(T, K).tolist()
+        return self._unary
+
+
+def _position(pos) -> int:
+    """A position as python-crfsuite takes it: an integer, or a number cut to one."""
+    return int(pos) if isinstance(pos, numbers.Real) else operator.index(pos)
+
+
+def _parsed_dump(model: Model) -> ParsedDump:
+    """The :class:`ParsedDump` of a model (the fields of ``crfsdca dump``)."""
+    out = ParsedDump()
+    w, layout = model.weights, model.layout
+    E, B, W = layout.emission(w), layout.bias(w), layout.transition(w)
+    labels, attributes = model.labels, model.attributes
+    out.header = {"format": str(model.options.get("format", "crfsdca-model")),
+                  "num_features": str(int(np.count_nonzero(w))),
+                  "num_labels": str(len(labels)), "num_attrs": str(len(attributes))}
+    out.labels = {lab: str(k) for k, lab in enumerate(labels)}
+    out.attributes = {a: str(i) for i, a in enumerate(attributes)}
+    for k, j in zip(*np.nonzero(W), strict=True):
+        out.transitions[labels[k], labels[j]] = float(W[k, j])
+    for a, k in zip(*np.nonzero(E), strict=True):
+        out.state_features[attributes[a], labels[k]] = float(E[a, k])
+    for k, c in zip(*np.nonzero(B), strict=True):
+        out.bias[labels[k], ("every", "first", "last")[c]] = float(B[k, c])
+    return out
