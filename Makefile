@@ -1,6 +1,7 @@
 # Two entry points of the README's quick start:
 #   make reproduce   set up the environment and run the full reproduction (snakemake --cores 8)
-#   make test        set up the environment and run the test suite (what CI runs)
+#   make test        set up the environment, run the linters, build the docs and run the
+#                    test suite (what CI runs)
 #   make test-cluster  the smoke workflow on a one-node SLURM that it stands up and tears
 #                    down (root, Debian: workflow/cluster/local-slurm.sh)
 # and, after a reproduction, make report-html (PROFILE=workflow/profiles/smoke after
@@ -10,12 +11,12 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 CORES  ?= 8
 
-.PHONY: reproduce test test-cluster smoke lint bench clean-results report-html
+.PHONY: reproduce test test-cluster smoke lint docs bench clean-results report-html
 
 $(BIN)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[workflow,test,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[workflow,test,bench,docs]'
 	touch $@
 
 reproduce: $(BIN)/.installed
@@ -29,7 +30,7 @@ $(CRFSUITE_SDIST):
 	$(BIN)/python -m pip download --quiet --no-deps --no-binary python-crfsuite \
 		--dest $(VENV)/sdist python-crfsuite==0.9.12
 
-test: lint $(CRFSUITE_SDIST)
+test: lint docs $(CRFSUITE_SDIST)
 	PATH=$(abspath $(BIN)):$$PATH CRFSUITE_SDIST=$(abspath $(CRFSUITE_SDIST)) \
 		$(BIN)/python -m pytest -q -m "not cluster"
 
@@ -45,6 +46,11 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff check src tests $(wildcard benchmarks)
 	$(BIN)/snakefmt --check Snakefile workflow
 	$(BIN)/snakemake --lint
+
+# The documentation site (mkdocs.yml, docs/): warnings are errors; the site goes under
+# .venv so that it is never committed. NO_MKDOCS_2_WARNING quiets Material's banner.
+docs: $(BIN)/.installed
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir $(VENV)/site
 
 bench: $(BIN)/.installed
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/python benchmarks/oracle_pass.py

@@ -17,7 +17,7 @@ CONLL2000 = ROOT / "data" / "raw" / "conll2000.zip"
 
 
 def iob_sents(member: str, source: Path = CONLL2002, limit: int | None = None,
-              encoding: str = "latin-1") -> list[list[tuple[str, str, str]]]:
+              encoding: str = "utf-8") -> list[list[tuple[str, str, str]]]:
     """The sentences of ``member`` (``esp.train``, ``ned.testb``...) as NLTK's
     ``conll2002.iob_sents`` gives them: lists of (word, POS, IOB tag); -DOCSTART- lines
     are left out, as NLTK does."""

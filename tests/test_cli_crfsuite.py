@@ -129,6 +129,9 @@ def test_model_file_versions(tmp_path):
     with pytest.raises(DataFormatError, match="format version 2, written by crfsdca 9.0; "
                                               "this crfsdca .* reads version 1"):
         load_model(path)
-    (tmp_path / "crfsuite.model").write_bytes(b"lCRF....")
-    with pytest.raises(DataFormatError, match="not HDF5"):
+    (tmp_path / "crfsuite.model").write_bytes(b"lCRF....")  # CRFsuite's magic, truncated
+    with pytest.raises(DataFormatError, match="crfsuite.model"):
         load_model(tmp_path / "crfsuite.model")
+    (tmp_path / "text.model").write_bytes(b"not a model")
+    with pytest.raises(DataFormatError, match="neither HDF5 nor a CRFsuite model"):
+        load_model(tmp_path / "text.model")

@@ -13,7 +13,7 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 
 from crfsdca import CRF
 from crfsdca.errors import ConfigError, CrfsdcaError
-from crfsdca.solvers.registry import ALGORITHMS
+from crfsdca.solvers.registry import ALGORITHMS, SOLVERS, canonical_algorithm
 
 
 @pytest.fixture
@@ -38,12 +38,31 @@ def yseq():
             "rainy"]
 
 
+def expected(algorithm, X, y):
+    """What a fit on (X, y) should predict on X: y for the solvers that run to the
+    optimum; for CRFsuite's online trainers, what CRFsuite's own trainer predicts (its
+    averaged perceptron mislabels the toy sequence, and so must ours)."""
+    if SOLVERS[algorithm].converges:
+        return y
+    pycrfsuite = pytest.importorskip("pycrfsuite")
+    import tempfile
+
+    trainer = pycrfsuite.Trainer(algorithm=canonical_algorithm(algorithm), verbose=False)
+    for xseq, yseq in zip(X, y, strict=True):
+        trainer.append(xseq, yseq)
+    with tempfile.TemporaryDirectory() as tmp:
+        trainer.train(f"{tmp}/m")
+        tagger = pycrfsuite.Tagger()
+        tagger.open(f"{tmp}/m")
+        return [tagger.tag(xseq) for xseq in X]
+
+
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_crf(xseq, yseq, algorithm):
     crf = CRF(algorithm=algorithm)
     crf.fit([xseq], [yseq])
-    assert crf.predict([xseq]) == [yseq]
-    assert crf.predict_single(xseq) == yseq
+    assert crf.predict([xseq]) == expected(algorithm, [xseq], [yseq])
+    assert crf.predict_single(xseq) == expected(algorithm, [xseq], [yseq])[0]
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
@@ -52,14 +71,15 @@ def test_crf_verbose(xseq, yseq, algorithm, use_dev, capsys):
     crf = CRF(algorithm=algorithm, verbose=True)
     dev = ([xseq], [yseq]) if use_dev else (None, None)
     crf.fit([xseq, xseq], [yseq, yseq], *dev)
-    assert crf.predict([xseq]) == [yseq]
+    assert crf.predict([xseq]) == expected(algorithm, [xseq, xseq], [yseq, yseq])[:1]
     out = capsys.readouterr().out
     assert "solver state" in out and "loss" in out
     rows = crf.training_log_.iterations
     assert len(rows) >= 2 and all("loss" in r and "gap" in r for r in rows)
     assert ("dev_accuracy" in rows[-1]) == use_dev
     if use_dev:
-        assert "dev accuracy" in out and rows[-1]["dev_accuracy"] == 1.0
+        accuracy = np.mean(np.array(crf.predict([xseq])[0]) == np.array(yseq))
+        assert "dev accuracy" in out and rows[-1]["dev_accuracy"] == accuracy
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
@@ -86,9 +106,10 @@ def test_predict_without_fit(xseq, algorithm):
 def test_crf_score(xseq, yseq, algorithm):
     crf = CRF(algorithm=algorithm)
     crf.fit([xseq], [yseq])
-    assert crf.score([xseq], [yseq]) == 1.0
+    pred = expected(algorithm, [xseq], [yseq])[0]
+    assert crf.score([xseq], [yseq]) == np.mean(np.array(pred) == np.array(yseq))
     wrong = [["rainy"] * len(yseq)]
-    assert crf.score([xseq], wrong) == yseq.count("rainy") / len(yseq)
+    assert crf.score([xseq], wrong) == pred.count("rainy") / len(yseq)
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
@@ -96,7 +117,7 @@ def test_crf_pickling(xseq, yseq, algorithm):
     crf = CRF(algorithm=algorithm)
     crf.fit([xseq], [yseq])
     crf2 = pickle.loads(pickle.dumps(crf, protocol=pickle.HIGHEST_PROTOCOL))
-    assert crf2.score([xseq], [yseq]) == 1.0
+    assert crf2.predict([xseq]) == expected(algorithm, [xseq], [yseq])
     assert crf2.algorithm == algorithm
     np.testing.assert_array_equal(crf2.model_.weights, crf.model_.weights)
 
@@ -148,8 +169,6 @@ def test_bad_parameters(xseq, yseq):
         CRF(algorithm="oeg", c1=0.1).fit([xseq], [yseq])
     with pytest.raises(ValueError, match="c1 must be non-negative"):
         CRF(c1=-1).fit([xseq], [yseq])
-    with pytest.raises(ValueError, match="CRFsuite's"):
-        CRF(algorithm="l2sgd").fit([xseq], [yseq])
     with pytest.raises(ValueError, match="unknown algorithm 'sag'"):
         CRF(algorithm="sag").fit([xseq], [yseq])
     with pytest.raises(ConfigError, match="parameter of sdca, not of algorithm 'lbfgs'"):
@@ -203,10 +222,10 @@ def test_interrupt_keeps_the_last_weights(xseq, yseq, monkeypatch):
 
 
 def test_budget_and_time_limit(xseq, yseq):
-    crf = CRF(epsilon=None, max_iterations=2).fit([xseq] * 5, [yseq] * 5)
+    crf = CRF(epsilon=0, max_iterations=2).fit([xseq] * 5, [yseq] * 5)
     assert crf.training_log_.last_iteration["epoch"] == 2.0
     assert crf.model_.training["status"] == "budget"
-    crf = CRF(epsilon=None, max_iterations=100, max_seconds=1e-9).fit([xseq] * 5, [yseq] * 5)
+    crf = CRF(epsilon=0, max_iterations=100, max_seconds=1e-9).fit([xseq] * 5, [yseq] * 5)
     assert crf.model_.training["status"] == "time_limit"
 
 
@@ -214,7 +233,8 @@ def test_every_algorithm_reaches_the_same_certified_optimum():
     from test_warm_start import _data
 
     X, y = _data(12)
-    fits = {a: CRF(algorithm=a, epsilon=1e-8).fit(X, y) for a in ALGORITHMS}
+    fits = {a: CRF(algorithm=a, epsilon=1e-8).fit(X, y) for a in ALGORITHMS
+            if SOLVERS[a].converges}
     losses = {a: crf.training_log_.last_iteration["loss"] for a, crf in fits.items()}
     best = min(losses.values())
     for a, crf in fits.items():

@@ -30,7 +30,7 @@ def test_continuing_reaches_the_optimum_of_one_long_run():
     X, y = _data()
     long = CRF(epsilon=1e-10, max_iterations=400).fit(X, y)
     assert long.model_.training["status"] == "converged"
-    short = CRF(epsilon=None, max_iterations=2, warm_start=True).fit(X, y)
+    short = CRF(epsilon=0, max_iterations=2, warm_start=True).fit(X, y)
     gap_after_short = short.training_log_.last_iteration["relative_gap"]
     short.set_params(epsilon=1e-10, max_iterations=400)
     short.fit(X, y)  # every sequence starts from its kept dual block
@@ -54,9 +54,9 @@ def test_partial_fit_adds_sequences_and_certifies_the_union():
 def test_dual_state_file_and_continue_from(tmp_path):
     X, y = _data()
     path = tmp_path / "m.model"
-    crf = CRF(epsilon=None, max_iterations=3, model_filename=str(path), save_dual=True,
+    crf = CRF(epsilon=0, max_iterations=3, model_filename=str(path), save_dual=True,
               verbose=True).fit(X, y)
-    state = load_dual(dual_path(path))
+    state = load_dual(dual_path(path), crf.model_)
     assert state["mu_unary"].shape == crf._dual["mu_unary"].shape
     again = CRF(epsilon=1e-10, max_iterations=400).continue_from(path)
     again.fit(X, y)

@@ -97,6 +97,21 @@ def test_every_run_is_checked_before_any_job(run, message):
     assert err.startswith(f"config experiments.fig2_sampling, run {index} (") and message in err
 
 
+@pytest.mark.parametrize("dataset, templates, message", [
+    ("conll", [["w", 0], ["foo", 0]], "template field 'foo' is neither a column of the data "
+                                      "(w, pos) nor a derived field"),
+    ("ner", [["suf3", 1], ["pos", -1], ["lemma", 0]], "template field 'lemma'"),
+])
+def test_template_fields_are_checked_with_the_config(dataset, templates, message):
+    """A template naming a field the reader does not give stops the dry run (featurize
+    would find it only when its job runs)."""
+    config = copy.deepcopy(CONFIG)
+    config["datasets"][dataset]["templates"] = [templates]
+    with pytest.raises(ConfigError, match=f"config datasets.{dataset}: ") as e:
+        load_common(config)
+    assert message in str(e.value)
+
+
 def test_train_commands_of_the_grid_parse_back_to_their_runs():
     """Every job's train options are quoted and are the run's own, read back by the
     command's parser (no unquoted or unknown key reaches a shell)."""

@@ -258,7 +258,8 @@ def test_smoke_profile_end_to_end(tmp_path, http_dir):
 def _check_terminated_run(work: Path, wf: SimpleNamespace) -> None:
     """A train job killed with SIGTERM (kill, timeout, SLURM's time limit) saves its run as
     `terminated`; Snakemake removes the failed job's files and reruns it, or with
-    --keep-incomplete keeps them, which every later call lists and the report refuses."""
+    --keep-incomplete keeps them, which the next call lists and reruns (the report refuses
+    them meanwhile)."""
     import psutil
 
     dataset, rid = next(k for k, (solver, _, _) in wf.RUNS.items()
@@ -292,14 +293,14 @@ def _check_terminated_run(work: Path, wf: SimpleNamespace) -> None:
         assert "terminated after" in log.read_text(), log.read_text()
         again = _snakemake(work, "-n", *args)
         planned = _planned_jobs(again.stdout + again.stderr)[1]
+        job = {"rule": "train", "local": False, "dataset": dataset, "run": rid}
         if not keep:  # the failed job's files are gone: the next call reruns it
             assert not (run / "meta.json").exists()
-            job = {"rule": "train", "local": False, "dataset": dataset, "run": rid}
-            assert job in planned, again.stdout
-        else:
+        else:  # kept, and out of date: the next call reruns it too
             assert json.loads((run / "meta.json").read_text())["status"] == "terminated"
             assert (run / "trace.csv").stat().st_size > 0 and (run / "weights.h5").exists()
             assert f"{run.relative_to(work)}: status 'terminated'" in again.stderr
+        assert job in planned, again.stdout
 
 
 def test_download_rule_rejects_corrupted_file(tmp_path, http_dir):

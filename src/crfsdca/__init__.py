@@ -2,14 +2,20 @@
 
 __version__ = "0.1.0"
 
-__all__ = ["CRF", "__version__"]
+__all__ = ["CRF", "__version__", "metrics", "scorers"]
 
 
 def __getattr__(name):
-    """``crfsdca.CRF`` is imported on first use, so that ``import crfsdca`` stays light
-    (the workflow imports the package without numba or scikit-learn)."""
+    """``crfsdca.CRF``, ``crfsdca.metrics`` and ``crfsdca.scorers`` are imported on first
+    use, so that ``import crfsdca`` stays light (the workflow imports the package without
+    numba or scikit-learn) and ``import crfsdca as sklearn_crfsuite`` gives
+    ``sklearn_crfsuite.metrics`` as sklearn-crfsuite does."""
     if name == "CRF":
         from .estimator import CRF
 
         return CRF
+    if name in ("metrics", "scorers"):
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'crfsdca' has no attribute {name!r}")

@@ -30,8 +30,12 @@ class ConfigError(CrfsdcaError, ValueError):
     """A dataset specification (config.yaml section) is invalid."""
 
 
-class OutputError(CrfsdcaError):
+class OutputError(CrfsdcaError, OSError):
     """An output cannot be written (a file in the way, no permission): found before the work."""
+
+
+class DivergedError(CrfsdcaError, ArithmeticError):
+    """Training diverged: the objective became non-finite (no model is written)."""
 
 
 class ResourceError(CrfsdcaError):

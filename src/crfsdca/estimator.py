@@ -23,17 +23,19 @@ from sklearn.exceptions import NotFittedError
 from .data.items import Vocabulary, encode
 from .errors import ConfigError
 from .model_file import Model, dual_path, load_dual, load_model, save_dual, save_model
-from .solvers.registry import SOLVERS, algorithms
+from .solvers.registry import SOLVERS, algorithms, canonical_algorithm
 
-CRFSUITE_ONLY = ("l2sgd", "ap", "pa", "arow", "averaged-perceptron", "passive-aggressive")
+CRFSUITE_ONLY: tuple[str, ...] = ()
+"""CRFsuite's algorithms that are not offered here (all of them are now)."""
 
 
 
 _BASE_PARAMETERS = dict(
-    algorithm="sdca", c1=0.0, c2=1.0, max_iterations=None, epsilon=1e-5, min_freq=0.0,
+    algorithm="sdca", c1=0.0, c2=1.0, max_iterations=None, epsilon=None, min_freq=0.0,
     all_possible_states=False, all_possible_transitions=False, bias=False,
     max_seconds=None, random_state=0, threads=1, warm_start=False, save_dual=False,
-    verbose=False, model_filename=None)
+    verbose=False, model_filename=None, model_format=None, keep_tempfiles=False,
+    trainer_cls=None)
 
 
 def solver_parameters() -> dict[str, object]:
@@ -55,39 +57,183 @@ SOLVER_PARAMETERS = tuple(solver_parameters())
 class CRF(BaseEstimator):
     """A linear-chain CRF with CRFsuite's model, trained by SDCA with gap sampling.
 
-    Parameters (CRFsuite's and sklearn-crfsuite's names where they exist):
+    A drop-in for ``sklearn_crfsuite.CRF``: the same constructor parameters where they
+    mean something here, the same methods and fitted attributes, and inputs as
+    python-crfsuite reads them (``crfsdca.data.items``: an item is a dict of attributes or
+    a list of attribute names). The model and the objective are CRFsuite's,
+    ``sum_i NLL_i + c1 ||w||_1 + c2 ||w||^2`` over CRFsuite's feature set. By default it
+    trains by SDCA with gap sampling and stops when the relative duality gap, a
+    certificate of how far the weights are from the optimum, is at most ``epsilon``.
 
-    - ``algorithm``: ``"sdca"`` (default: gap sampling, theta 0.8), ``"sag-nus"``,
-      ``"sag-nus-star"``, ``"oeg"`` or ``"lbfgs"`` (:func:`~crfsdca.solvers.registry.algorithms`);
-    - ``c1``, ``c2``: the objective is sum_i NLL_i + c1 ||w||_1 + c2 ||w||^2 (c1 > 0:
-      elastic net, sdca only);
-    - ``max_iterations``: epochs (passes of n updates; L-BFGS iterations for ``lbfgs``);
-      None: until ``epsilon`` (at most 1000);
-    - ``epsilon``: stop when the certified relative sub-optimality (relative duality gap
-      for SDCA) is at most this; None or 0: run the whole budget;
-    - ``max_seconds``: solver time budget;
-    - ``min_freq``, ``all_possible_states``, ``all_possible_transitions``: CRFsuite's
-      feature generation; ``bias``: add the bias, first- and last-position weights of the
-      paper's model (CRFsuite has none);
-    - ``random_state``: seed of the stochastic solvers; ``threads``: threads of SDCA and of
-      the full-batch passes (sdca, lbfgs);
-    - ``warm_start``: keep SDCA's dual state after ``fit``; the next ``fit`` starts the
-      sequences it has seen from their dual blocks (lbfgs: from the weights);
-      ``partial_fit`` adds sequences to those kept;
-    - ``save_dual``: with ``model_filename``, also write the dual state beside the model
-      (``MODEL.dual``; ``crfsdca learn --continue`` reads it);
-    - ``model_filename``: write the model there after ``fit``; an unfitted CRF given one
-      loads the model from it;
-    - ``verbose``: a line per epoch (loss, duality gap, dev scores), and the memory of the
-      solver's state before allocating it;
-    - the solvers' options (``sampler``, ``non_uniformity``, ``store_dtype``,
-      ``lbfgs_memory``...): None is the solver's default.
+    Parameters
+    ----------
+    algorithm : str, default "sdca"
+        The solver (``crfsdca.solvers.registry.algorithms()``): ``"sdca"`` (gap sampling,
+        theta 0.8), ``"sag-nus"``, ``"sag-nus-star"``, ``"oeg"``, ``"lbfgs"`` (CRFsuite's
+        L-BFGS; OWL-QN when ``c1 > 0``), or CRFsuite's online trainers ``"l2sgd"`` (SGD
+        with its learning-rate calibration), ``"ap"`` (averaged perceptron, also
+        ``"averaged-perceptron"``), ``"pa"`` (passive-aggressive, also
+        ``"passive-aggressive"``) and ``"arow"``, with CRFsuite's parameters and defaults.
+    c1 : float, default 0.0
+        Coefficient of the L1 term. ``c1 > 0`` is the elastic net: proximal SDCA for
+        ``sdca``, OWL-QN for ``lbfgs``; the other solvers refuse it.
+    c2 : float, default 1.0
+        Coefficient of the L2 term, at least 0. ``c2 = 0`` (no L2 term) is for ``lbfgs``,
+        ``ap``, ``pa`` and ``arow`` only: ``sdca``, ``oeg``, ``sag-nus`` and ``l2sgd`` need
+        a strongly convex objective. ``ap``, ``pa`` and ``arow`` do not use it.
+    max_iterations : int or None, default None
+        The budget in epochs (passes of n updates; iterations for ``lbfgs``). None: until
+        ``epsilon`` stops it, at most 1000 epochs; CRFsuite's default for its online
+        trainers (1000 for ``l2sgd``, 100 for ``ap``, ``pa``, ``arow``).
+    epsilon : float or None, default None
+        Stop when the certified relative sub-optimality is at most this: the relative
+        duality gap ``(P(w) - D) / P(w)`` for ``sdca`` and ``oeg`` (the gap estimate
+        triggers, one full pass confirms), ``||grad P(w)||^2 / (2 lambda P(w))`` for
+        ``sag-nus``, ``sag-nus-star`` and ``l2sgd``, tested every epoch; None: 1e-5
+        (``crfsdca.learner.DEFAULT_EPSILON``); 0: run the whole budget. For ``lbfgs``,
+        ``ap``, ``pa`` and ``arow`` it is CRFsuite's ``epsilon`` instead, the solver's own
+        test (None: CRFsuite's default; 0: never).
+    min_freq : float, default 0.0
+        CRFsuite's ``feature.minfreq``: state features whose frequency (the sum of their
+        attribute's weights) is below this are left out.
+    all_possible_states : bool, default False
+        CRFsuite's ``feature.possible_states``: a state weight for every (attribute, label)
+        pair, not only the pairs seen in training.
+    all_possible_transitions : bool, default False
+        CRFsuite's ``feature.possible_transitions``: a transition weight for every pair of
+        labels, not only the pairs seen in training.
+    bias : bool, default False
+        Add the paper's bias, first-position and last-position weights of each label
+        (CRFsuite has none; such a model cannot be written in CRFsuite's format).
+    max_seconds : float or None, default None
+        Budget in solver seconds.
+    random_state : int, numpy.random.RandomState or None, default 0
+        Seed of the stochastic solvers (None: a fresh one).
+    threads : int, default 1
+        Threads of SDCA (parallel lanes sharing w) and of the full-batch passes of
+        ``lbfgs`` and of the monitor.
+    warm_start : bool, default False
+        Keep SDCA's dual state after ``fit``; the next ``fit`` starts every sequence it has
+        seen from its dual block and every new one from the smoothed Dirac of its labels
+        (``lbfgs``: from the weights).
+    save_dual : bool, default False
+        With ``model_filename``, also write the dual state beside the model
+        (``MODEL.dual``), which ``continue_from`` and ``crfsdca learn --continue`` read.
+    verbose : bool, default False
+        Print the memory of the solver's state before allocating it, then a line per epoch
+        (loss, duality gap, and the dev scores when ``X_dev`` is given).
+    model_filename : str or None, default None
+        Write the model there after ``fit``; an unfitted CRF given the name of an existing
+        model loads it (crfsdca's HDF5 or CRFsuite's binary model, told apart by content).
+    model_format : {None, "hdf5", "crfsuite"}, default None
+        The format ``fit`` writes: ``"hdf5"`` (crfsdca's: bias weights, options, training
+        summary) or ``"crfsuite"`` (CRFsuite's binary model, which its tagger and its
+        bindings in other languages read). None: ``"crfsuite"`` for a name ending in
+        ``.crfsuite``, else ``"hdf5"``.
+    keep_tempfiles : bool, default False
+        sklearn-crfsuite's; accepted for compatibility, no temporary file is written here.
+    trainer_cls : None, default None
+        sklearn-crfsuite's python-crfsuite trainer class; must be None.
+    **solver_options
+        Every solver option is also a parameter, by its run key (``sampler``,
+        ``non_uniformity``, ``store_dtype``, ``sag_decrease``, ``lbfgs_memory``...) and,
+        where it is one of CRFsuite's parameters, by CRFsuite's name (below). None, the
+        default, is the solver's default (CRFsuite's for CRFsuite's parameters). A value
+        for another algorithm's option is an error at ``fit``. The tables, with defaults
+        and ranges, are on the documentation's command-line reference page (Solver
+        options); ``crfsdca learn -a ALGORITHM -H`` prints them.
+
+    Other Parameters
+    ----------------
+    sampler : str, default None
+        ``sdca``: which sequence to visit next: ``"gap"`` (None), ``"uniform"``,
+        ``"importance"``, ``"gap-importance"``, ``"max"``, ``"perm"``, ``"cyclic"``.
+    non_uniformity : float, default None
+        ``sdca``: theta, the share of the draws that follow the sampler (None: 0.8).
+    store_dtype : {"float64", "float32"}, default None
+        ``sdca``, ``sag-nus``: float width of the stored dual marginals; ``"float32"``
+        halves the memory (None: ``"float64"``).
+    num_memories : int, default None
+        ``lbfgs``: the number of (s, y) pairs (None: CRFsuite's 6).
+    linesearch : str, default None
+        ``lbfgs``: ``"MoreThuente"`` (None; our strong-Wolfe search), ``"Backtracking"``,
+        ``"StrongBacktracking"``, or our names (``lbfgs_line_search``).
+    max_linesearch : int, default None
+        ``lbfgs``: evaluations per line search at most (None: 20).
+    period : int, default None
+        ``lbfgs``, ``l2sgd``: iterations (epochs) over which ``delta`` is tested (None: 10).
+    delta : float, default None
+        ``lbfgs``, ``l2sgd``: stop when the objective fell by less than this, relatively,
+        over the last ``period`` iterations (None: 1e-5 for ``lbfgs``, 1e-6 for ``l2sgd``).
+    calibration_eta, calibration_rate, calibration_samples : float, float, int, default None
+        ``l2sgd``: the learning-rate calibration's first eta (0.1), its factor (2.0) and
+        the instances it trains on (1000).
+    calibration_candidates, calibration_max_trials : int, default None
+        ``l2sgd``: the calibration's candidates (10) and trials (20).
+    pa_type : int, default None
+        ``pa``: 0 (no slack), 1 (PA-I, None) or 2 (PA-II).
+    c : float, default None
+        ``pa``: the aggressiveness C (None: 1.0).
+    error_sensitive, averaging : bool, default None
+        ``pa``: the cost counts the wrong labels; the weights are averaged (None: True).
+    variance, gamma : float, default None
+        ``arow``: the initial variance of every weight and the trade-off gamma (None: 1.0).
+
+    Attributes
+    ----------
+    classes_ : list of str
+        The labels, in order of first occurrence in the training data.
+    attributes_ : list of str
+        The attributes with at least one nonzero state weight (CRFsuite's list).
+    num_attributes_ : int
+        ``len(attributes_)``.
+    state_features_ : dict of (str, str) to float
+        ``{(attribute, label): weight}`` of the nonzero state weights.
+    transition_features_ : dict of (str, str) to float
+        ``{(label_from, label_to): weight}`` of the nonzero transition weights.
+    training_log_ : list of dict or None
+        One row per epoch (``epoch``, ``seconds``, ``loss`` = n P(w), ``gap`` and
+        ``relative_gap`` (the certificate), ``dev_accuracy`` and ``dev_f1`` with a dev
+        set); ``iterations`` and ``last_iteration`` as sklearn-crfsuite's log. None before
+        ``fit``.
+    tagger_ : crfsdca.tagger.Tagger or None
+        python-crfsuite's ``Tagger`` interface on the model (``set``, ``tag``,
+        ``probability``, ``marginal``, ``info``, ``labels``); None before ``fit``.
+    model_ : crfsdca.model_file.Model
+        The trained model: vocabularies, weights, options and training summary.
+    size_ : int
+        Bytes of the model's content: 12 per nonzero weight, and the vocabularies.
+
+    See Also
+    --------
+    crfsdca.metrics : Scores of label sequences, with conlleval's chunk F1.
+    crfsdca.tagger.Tagger : python-crfsuite's tagger on a saved model.
+
+    Examples
+    --------
+    sklearn-crfsuite's tutorial call, with the import swapped:
+
+    >>> import crfsdca as sklearn_crfsuite
+    >>> crf = sklearn_crfsuite.CRF(algorithm="lbfgs", c1=0.1, c2=0.1, max_iterations=100,
+    ...                            all_possible_transitions=True)
+
+    The default trains by SDCA and stops at a relative duality gap of ``epsilon``:
+
+    >>> from crfsdca import CRF
+    >>> X = [[{"w": "the"}, {"w": "cat"}], [{"w": "a"}, {"w": "dog"}, {"w": "ran"}]]
+    >>> y = [["D", "N"], ["D", "N", "V"]]
+    >>> crf = CRF(c2=0.1).fit(X, y)
+    >>> crf.predict([[{"w": "the"}, {"w": "dog"}]])
+    [['D', 'N']]
+    >>> print(crf.training_log_.last_iteration["relative_gap"] <= 1e-5)
+    True
     """
 
-    def __init__(self, algorithm="sdca", c1=0.0, c2=1.0, max_iterations=None, epsilon=1e-5,
+    def __init__(self, algorithm="sdca", c1=0.0, c2=1.0, max_iterations=None, epsilon=None,
                  min_freq=0.0, all_possible_states=False, all_possible_transitions=False,
                  bias=False, max_seconds=None, random_state=0, threads=1, warm_start=False,
-                 save_dual=False, verbose=False, model_filename=None, **solver_options):
+                 save_dual=False, verbose=False, model_filename=None, model_format=None,
+                 keep_tempfiles=False, trainer_cls=None, **solver_options):
         unknown = set(solver_options) - set(SOLVER_PARAMETERS)
         if unknown:
             raise TypeError(f"CRF got unexpected parameter(s) {', '.join(sorted(unknown))}")
@@ -107,6 +253,9 @@ class CRF(BaseEstimator):
         self.save_dual = save_dual
         self.verbose = verbose
         self.model_filename = model_filename
+        self.model_format = model_format
+        self.keep_tempfiles = keep_tempfiles
+        self.trainer_cls = trainer_cls
         for key in SOLVER_PARAMETERS:
             setattr(self, key, solver_options.get(key))
         self._model = None
@@ -124,7 +273,7 @@ class CRF(BaseEstimator):
 
     def _fit(self, X, y, X_dev, y_dev, add_to_state: bool):
         from .feature_set import crfsuite_feature_mask
-        from .learner import learn, make_problem, solver_options
+        from .learner import DEFAULT_EPSILON, learn, make_problem, solver_options
         from .warm_start import (
             concatenate,
             dual_state,
@@ -141,15 +290,18 @@ class CRF(BaseEstimator):
         if not X:
             raise ValueError("no training sequences")
         algorithm = self._check_algorithm()
+        if self.trainer_cls is not None:
+            raise ConfigError("trainer_cls is a python-crfsuite trainer class, which crfsdca "
+                              "does not use: leave it None")
+        self._check_outputs()
         given = {k: getattr(self, k) for k in SOLVER_PARAMETERS}
         own_epsilon = any(o.crfsuite == "epsilon" for o in SOLVERS[algorithm].options)
         if own_epsilon:  # the solver's own test is CRFsuite's epsilon (L-BFGS)
             given["epsilon"] = self.epsilon
         options = solver_options(algorithm, given)
         c2 = float(self.c2)
-        if not c2 > 0:
-            raise ValueError(f"c2 must be positive (SDCA needs a strongly convex objective), "
-                             f"got {self.c2}")
+        if not (math.isfinite(c2) and c2 >= 0):
+            raise ValueError(f"c2 must be a finite number >= 0, got {self.c2}")
         continuing = add_to_state or self.warm_start
         previous = self._current_model() if continuing else None
         state = self._dual if continuing else None
@@ -186,8 +338,10 @@ class CRF(BaseEstimator):
         start = start_point(algorithm, options, previous, state, train, digests, A, K, mask,
                             say) if continuing else None
         learned = learn(problem, algorithm, options, seed=self._seed(),
-                        epochs=self.max_iterations,
-                        epsilon=None if own_epsilon else self.epsilon,
+                        epochs=self.max_iterations if self.max_iterations is not None
+                        else SOLVERS[algorithm].default_epochs,
+                        epsilon=None if own_epsilon else
+                        DEFAULT_EPSILON if self.epsilon is None else self.epsilon,
                         max_seconds=self.max_seconds, verbose=bool(self.verbose),
                         stream=stream, start=start, threads=int(self.threads))
         if learned.status == "interrupted":
@@ -207,7 +361,7 @@ class CRF(BaseEstimator):
             self._dual = dual_state(train, digests, learned.marginals, A, K, c2)
         self.training_log_ = learned.log
         if self.model_filename is not None:
-            save_model(self.model_filename, self._model)
+            save_model(self.model_filename, self._model, self.model_format)
             if self.save_dual and self._dual is not None:
                 self._write_dual(dual_path(self.model_filename))
         return self
@@ -225,7 +379,7 @@ class CRF(BaseEstimator):
                 setattr(self, key, options[key])
         self._model = model
         dual = dual_path(path)
-        self._dual = load_dual(dual) if dual.exists() else None
+        self._dual = load_dual(dual, model) if dual.exists() else None
         if self._dual is None and SOLVERS.get(self.algorithm) is not None \
                 and SOLVERS[self.algorithm].continues_from == "dual":
             raise ConfigError(f"{path}: no dual state beside it ({dual}); train it with "
@@ -241,10 +395,29 @@ class CRF(BaseEstimator):
         if self.verbose:
             print(f"dual state {dual_bytes(self._dual) / 2**20:.1f} MiB -> {path}",
                   file=sys.stdout)
-        save_dual(path, self._dual)
+        save_dual(path, self._dual, self._model)
+
+    def _check_outputs(self) -> None:
+        """The model (and dual) file can be written, in a format that holds the model:
+        found before training, never after it."""
+        from .io import check_writable
+        from .model_file import model_format
+
+        if self.model_filename is None:
+            if self.save_dual:
+                raise ConfigError("save_dual writes the dual state beside the model: give "
+                                  "model_filename")
+            return
+        fmt = model_format(self.model_filename, self.model_format)
+        if fmt == "crfsuite" and self.bias:
+            raise ConfigError("CRFsuite's model format has no bias features: train with "
+                              "bias=False, or write crfsdca's format (model_format='hdf5')")
+        check_writable(self.model_filename)
+        if self.save_dual:
+            check_writable(dual_path(self.model_filename))
 
     def _check_algorithm(self) -> str:
-        name = self.algorithm
+        name = canonical_algorithm(self.algorithm)  # CRFsuite's long names too
         offered = algorithms()
         if name in CRFSUITE_ONLY:
             raise ConfigError(f"algorithm {name!r} is CRFsuite's, not available here; choose "
@@ -268,8 +441,24 @@ class CRF(BaseEstimator):
             self._model = load_model(self.model_filename)
             path = dual_path(self.model_filename)
             if self.warm_start and path.exists():
-                self._dual = load_dual(path)
+                self._dual = load_dual(path, self._model)
         return self._model
+
+    @property
+    def tagger_(self):
+        """python-crfsuite's ``Tagger`` interface on the trained model (:mod:`crfsdca.tagger`:
+        ``set``, ``tag``, ``probability``, ``marginal``, ``info``, ``labels``); None before
+        ``fit``, as sklearn-crfsuite's."""
+        from .tagger import Tagger
+
+        model = self._current_model()
+        if model is None:
+            return None
+        cached = getattr(self, "_tagger_cache", None)
+        if cached is None or cached[0] is not model:
+            cached = (model, Tagger.from_model(model))
+            self._tagger_cache = cached
+        return cached[1]
 
     @property
     def model_(self) -> Model:
@@ -287,6 +476,7 @@ class CRF(BaseEstimator):
         state = self.__dict__.copy()
         state["_dual"] = None  # the dual state travels in MODEL.dual files, not pickles
         state.pop("_ids_cache", None)
+        state.pop("_tagger_cache", None)
         return state
 
     # ---------------------------------------------------------------------- prediction
@@ -420,3 +610,12 @@ def _signature() -> inspect.Signature:
 
 
 CRF.__init__.__signature__ = _signature()
+
+
+def _register_with_eli5() -> None:
+    from .eli5_support import install
+
+    install()
+
+
+_register_with_eli5()

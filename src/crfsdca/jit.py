@@ -41,9 +41,10 @@ from numba.extending import intrinsic
 
 
 def cache_available() -> bool:
-    """Whether numba can keep compiled kernels between processes: in the package's
-    ``__pycache__`` folders when they can be written, else in ``$NUMBA_CACHE_DIR`` or the
-    user's cache folder (numba's own order of locations). Where none can be written (a
+    """Whether numba can keep compiled kernels between processes: in ``$NUMBA_CACHE_DIR``
+    when it is set, else in the package's ``__pycache__`` folders when they can be written,
+    else in the user's cache folder (numba's own order of locations). Where none can be
+    written (a
     read-only package and home, as in some containers), the kernels are compiled in every
     process, with one warning that names ``NUMBA_CACHE_DIR``, instead of the RuntimeError
     ("no locator available") numba raises at import."""

@@ -22,15 +22,23 @@ from .solvers.registry import ALGORITHMS, SOLVERS, spec
 from .training import TrainingLog, log_row
 
 __all__ = ["ALGORITHMS", "DEFAULT_EPOCHS", "Learned", "TrainingLog", "learn", "lambda_of",
-           "make_problem", "solver_options"]
+           "make_problem", "solver_options", "DEFAULT_EPSILON"]
 
 DEFAULT_EPOCHS = 1000
 """Epoch budget when none is given (training normally stops by ``epsilon`` well before)."""
+
+DEFAULT_EPSILON = 1e-5
+"""The certified relative sub-optimality a fit stops at when ``epsilon`` is not given."""
 
 
 def lambda_of(c2: float, n: int) -> float:
     """The paper's lambda for CRFsuite's c2 on n training sequences."""
     return 2.0 * float(c2) / int(n)
+
+
+def c2_of(problem: Problem) -> float:
+    """CRFsuite's c2 of a problem (lambda n / 2)."""
+    return problem.lam * problem.n / 2.0
 
 
 def make_problem(train, n_attributes: int, n_labels: int, label_names: list[str],
@@ -124,6 +132,15 @@ def learn(problem: Problem, algorithm: str, options: dict, seed: int = 0,
                       progress=Progress(stream, verbose, style="lines", n=problem.n),
                       say=say, what=f"training {algorithm}", hints="param", certify=True)
     solver, result = done.solver, done.result
+    if result.status == "diverged":
+        from .errors import DivergedError
+
+        last = result.rows[-1]["primal"] if result.rows else float("nan")
+        raise DivergedError(
+            f"training {algorithm} diverged (the objective became {last!r}): attribute "
+            f"weights of a large magnitude (scale them to about 1) or a tiny c2 "
+            f"({c2_of(problem):g} here) make the problem ill-conditioned; no model "
+            f"was kept")
     if say is not None and result.rows:
         last = result.rows[-1]
         say(f"{result.status} after {last['epoch']:.2f} epochs, {result.solver_seconds:.2f}s")

@@ -35,7 +35,7 @@ from itertools import chain, repeat
 
 import numpy as np
 
-from .data.items import item_attributes
+from .data.items import _add_item
 from .data.sequences import NO_VALUES, Sequences
 from .model.oracle import (
     forward_backward,
@@ -78,15 +78,11 @@ class ParsedDump:
 
 
 def _load(name) -> Model:
-    """Read the model file ``name``, whichever its format (found from its content):
-    CRFsuite's binary model (:mod:`crfsdca.crfsuite_model`) or crfsdca's own."""
-    from .crfsuite_model import is_crfsuite_model, read_crfsuite_model
-
+    """Read the model file ``name``, whichever its format (:func:`load_model` tells
+    CRFsuite's binary model from crfsdca's own by content)."""
     path = os.fspath(name)
     with open(path, "rb"):  # FileNotFoundError / IsADirectoryError, as python-crfsuite
         pass
-    if is_crfsuite_model(path):
-        return read_crfsuite_model(path)
     return load_model(path)
 
 
@@ -130,48 +126,6 @@ def _binary_split(items: list, get) -> tuple[np.ndarray, np.ndarray] | None:
     return indptr, ids
 
 
-_NUMBERS = {float, int, bool}
-
-
-def _dict_split(items: list, get) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """(indptr, attribute ids, weights) of a sequence whose items are all flat dicts with
-    str keys and str, float, int or bool values (sklearn-crfsuite's usual features), or
-    None for any other sequence: :func:`item_attributes` inlined, without its tuples."""
-    indptr, indices, values = [0], [], []
-    for item in items:
-        if type(item) is not dict:
-            return None
-        for key, value in item.items():
-            if type(key) is not str:
-                return None
-            if type(value) is str:
-                a, v = get(key + ":" + value), 1.0
-            elif type(value) in _NUMBERS:
-                a, v = get(key), float(value)
-            else:
-                return None
-            if a is not None and v != 0.0:
-                indices.append(a)
-                values.append(v)
-        indptr.append(len(indices))
-    return (np.array(indptr, dtype=np.int64), np.array(indices, dtype=np.int32),
-            _weights(values))
-
-
-def _weighted_split(items: list, get) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(indptr, attribute ids, weights) of a sequence of any items (zero weights left out)."""
-    indptr, indices, values = [0], [], []
-    for item in items:
-        for name, value in item_attributes(item):
-            a = get(name)
-            if a is not None and value != 0.0:
-                indices.append(a)
-                values.append(value)
-        indptr.append(len(indices))
-    return (np.array(indptr, dtype=np.int64), np.array(indices, dtype=np.int32),
-            _weights(values))
-
-
 def encode_sequence(xseq, attribute_ids: dict[str, int]) -> Sequences:
     """One item sequence as a one-sequence split in the ids of ``attribute_ids`` (labels
     0); unknown attributes are dropped, a repeated one adds its weights."""
@@ -181,10 +135,21 @@ def encode_sequence(xseq, attribute_ids: dict[str, int]) -> Sequences:
     if split is not None:
         indptr, ids, values = *split, NO_VALUES
     else:
-        indptr, ids, values = _dict_split(items, get) or _weighted_split(items, get)
+        indptr, ids, values = _item_split(items, attribute_ids)
     T = len(items)
     return Sequences(np.array([0, T], dtype=np.int64), np.zeros(T, dtype=np.int32), indptr,
                      ids, values)
+
+
+def _item_split(items: list, ids: dict[str, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(indptr, attribute ids, weights) of a sequence of any items, by the encoder of
+    training (:func:`crfsdca.data.items._add_item`; unknown attributes left out)."""
+    indptr, indices, values = [0], [], []
+    for item in items:
+        _add_item(item, ids, False, indices, values)
+        indptr.append(len(indices))
+    return (np.array(indptr, dtype=np.int64), np.array(indices, dtype=np.int32),
+            _weights(values))
 
 
 def _weights(values: list[float]) -> np.ndarray:

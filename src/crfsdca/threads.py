@@ -9,6 +9,8 @@ numba's global pool size.
 
 from __future__ import annotations
 
+import os
+import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -17,10 +19,25 @@ from .errors import ConfigError
 _POOLS: dict[int, ThreadPoolExecutor] = {}
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity mask, else the machine's)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def check_threads(threads) -> int:
-    """``threads`` as a positive int, or a ConfigError."""
+    """``threads`` as a positive int, or a ConfigError; more than :func:`usable_cores` is
+    capped there with a warning (more threads than cores only wait for each other, and
+    thousands cannot even be started)."""
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ConfigError(f"threads must be a positive integer, got {threads!r}")
+    cores = usable_cores()
+    if threads > cores:
+        warnings.warn(f"threads={threads} is more than the {cores} cores this process may "
+                      f"use: running {cores}", RuntimeWarning, stacklevel=2)
+        return cores
     return threads
 
 

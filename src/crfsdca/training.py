@@ -280,9 +280,11 @@ def run_solver(problem, solver: str, options: dict, *, epochs: float, seed: int 
     from .errors import ResourceError
     from .solvers.monitor import Monitor
     from .solvers.registry import spec
+    from .threads import check_threads
 
     s = spec(solver)
     resolved = s.options.resolve(options)
+    threads = check_threads(threads)
     sizes = memory.DataSizes.of_problem(problem)
     parts = s.state_bytes(resolved, sizes)
     what = what or solver

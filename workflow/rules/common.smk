@@ -28,6 +28,8 @@ if os.path.isdir(_SRC):
     sys.path.insert(0, _SRC)
 
 from crfsdca import memory
+from crfsdca.data.readers import reader_columns
+from crfsdca.data.templates import check_fields, parse_templates
 from crfsdca.errors import ConfigError
 from crfsdca.report import catalog
 from crfsdca.solvers import registry
@@ -47,6 +49,22 @@ RAW = config["raw_dir"]
 PROCESSED = config["processed_dir"]
 RESULTS = config["results_dir"]
 DATASETS = list(config["datasets"])
+
+
+def check_templates(cfg):
+    """Every template field of every dataset is a column of its reader or a derived field:
+    a typo stops the dry run, not the featurize job."""
+    for name, spec in cfg["datasets"].items():
+        columns = reader_columns(spec["reader"], spec.get("options") or {})
+        if columns is None or not spec.get("templates"):
+            continue
+        try:
+            check_fields(parse_templates(spec["templates"]), columns)
+        except ConfigError as e:
+            raise ConfigError(f"config datasets.{name}: {e}") from None
+
+
+check_templates(config)
 TABLE1 = [
     f"{RESULTS}/tables/table1_datasets.csv",
     f"{RESULTS}/tables/table1_datasets.md",
@@ -204,18 +222,24 @@ RUN_DIRS = sorted(
 
 def unfinished_runs():
     """Run directories whose meta.json says the run stopped short (interrupted, terminated,
-    diverged): kept by --keep-incomplete, or after .snakemake was removed. Snakemake takes
-    their files for outputs; the report refuses them."""
+    diverged): kept by --keep-incomplete, or after .snakemake was removed."""
     found = [(run, read_status(run)) for run in RUN_DIRS]
     return [(run, status) for run, status in found if status not in (None, *FINISHED)]
 
 
-for _run, _status in unfinished_runs():
-    print(
-        f"warning: {_run}: status {_status!r}, the run did not finish and the report "
-        f"refuses it; rerun it: snakemake --forcerun {_run}/meta.json",
-        file=sys.stderr,
-    )
+def outdate_unfinished():
+    """Make every unfinished run out of date, so that Snakemake reruns it: its meta.json
+    gets the modification time of the epoch (older than its inputs; nothing of the run is
+    removed until the new one replaces it)."""
+    for run, status in unfinished_runs():
+        os.utime(f"{run}/meta.json", (0, 0))
+        print(
+            f"{run}: status {status!r}, the run did not finish: it will run again",
+            file=sys.stderr,
+        )
+
+
+outdate_unfinished()
 
 
 def group_runs(group):

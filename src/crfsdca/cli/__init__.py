@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from .. import __version__
 from ..errors import CrfsdcaError, Terminated
 from ..signals import EXIT_SIGINT, EXIT_SIGTERM, sigterm_raises
+
+EXIT_SIGPIPE = 141
+"""The exit status of a command whose output pipe closed (as if killed by SIGPIPE)."""
 
 DESCRIPTION = ("crfsdca: linear-chain CRFs trained fast, with a certificate (a drop-in for "
                "CRFsuite's command line), and the reproduction of Le Priol et al., UAI 2018.")
@@ -87,6 +91,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"crfsdca {args.command}: error: needs {e.name}, one of the reproduction's "
               f"dependencies: pip install 'crfsdca[workflow]'", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `crfsdca dump MODEL | head`: the reader has gone, end quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # nothing more reaches the closed pipe
+        return EXIT_SIGPIPE
     except (KeyboardInterrupt, Terminated) as e:
         what = "interrupted (Ctrl-C)" if isinstance(e, KeyboardInterrupt) else "terminated"
         print(f"crfsdca {args.command}: {what}; no output written", file=sys.stderr)

@@ -23,7 +23,9 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stdout
     E, B, W = layout.emission(w), layout.bias(w), layout.transition(w)
     write = out.write
-    write(f"FILEHEADER = {{\n  format: {FORMAT} {FORMAT_VERSION}\n"
+    fmt = ("crfsuite (CRFsuite's binary model)" if m.options.get("format") == "crfsuite"
+           else f"{FORMAT} {FORMAT_VERSION}")
+    write(f"FILEHEADER = {{\n  format: {fmt}\n"
           f"  num_features: {int(np.count_nonzero(w))}\n  num_labels: {len(m.labels)}\n"
           f"  num_attrs: {len(m.attributes)}\n  options: {json.dumps(m.options)}\n"
           f"  training: {json.dumps(m.training)}\n}}\n\n")

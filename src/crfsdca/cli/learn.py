@@ -13,7 +13,7 @@ import argparse
 import random
 import sys
 
-from ..errors import ConfigError
+from ..errors import ConfigError, CrfsdcaError
 
 HELP = "train a CRF on CRFsuite-format files (CRFsuite's `crfsuite learn`), by SDCA"
 
@@ -27,14 +27,23 @@ PARAMETERS = {
 }
 """``-p`` names (CRFsuite's where it has them) -> (estimator parameter, type)."""
 
+CRFSUITE_NAMES = {"calibration.eta": "calibration_eta", "calibration.rate": "calibration_rate",
+                  "calibration.samples": "calibration_samples",
+                  "calibration.candidates": "calibration_candidates",
+                  "calibration.max_trials": "calibration_max_trials", "type": "pa_type"}
+"""CRFsuite's ``-p`` names of solver options that sklearn-crfsuite spells otherwise (the
+option tables' ``crfsuite`` names are sklearn-crfsuite's)."""
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from ..solvers.registry import algorithms
+    from ..model_file import MODEL_FORMATS
+    from ..solvers.registry import ALGORITHM_ALIASES, algorithms
 
-    p.add_argument("files", nargs="+", metavar="FILE", help="CRFsuite-format data ('-': "
+    p.add_argument("files", nargs="*", metavar="FILE", help="CRFsuite-format data ('-': "
                    "standard input); file k is group k")
     p.add_argument("-m", "--model", help="write the model to this file (none: not stored)")
-    p.add_argument("-a", "--algorithm", choices=algorithms(), help="solver (default sdca; "
+    p.add_argument("-a", "--algorithm", choices=(*algorithms(), *ALGORITHM_ALIASES),
+                   help="solver (default sdca; "
                    "with --continue, the model's)")
     p.add_argument("-p", "--set", dest="params", action="append", default=[],
                    metavar="NAME=VALUE", help="a parameter: " + ", ".join(PARAMETERS)
@@ -50,6 +59,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--save-dual", action="store_true", help="also write the dual state "
                    "beside the model (MODEL.dual), for --continue")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    p.add_argument("-t", "--type", default="1d", choices=("1d",), help="the graphical model: "
+                   "1d, a first-order chain (CRFsuite's only one)")
+    p.add_argument("-l", "--log-to-file", action="store_true", help="write the training log "
+                   "to a file instead of standard output, named from -L, the algorithm and "
+                   "the -p parameters (as CRFsuite names it)")
+    p.add_argument("-L", "--logbase", default="log.crfsuite", metavar="BASE",
+                   help="base name of the -l log file (default log.crfsuite)")
+    p.add_argument("-H", "--help-parameters", action="store_true", help="list the parameters "
+                   "of the algorithm (-a) with their defaults, and exit")
+    p.add_argument("--format", choices=MODEL_FORMATS, help="model file format: hdf5 "
+                   "(crfsdca's: bias weights, options, training summary) or crfsuite "
+                   "(CRFsuite's binary model, for its tagger and bindings); default: crfsuite "
+                   "for a -m name ending in .crfsuite, else hdf5")
 
 
 def parse_params(items: list[str]) -> dict:
@@ -62,6 +84,7 @@ def parse_params(items: list[str]) -> dict:
         name, sep, value = item.partition("=")
         if not sep:
             raise ConfigError(f"-p {item!r}: expected NAME=VALUE")
+        name = CRFSUITE_NAMES.get(name, name)
         if name in PARAMETERS:
             key, kind = PARAMETERS[name]
             try:
@@ -91,9 +114,55 @@ def _groups(n: int, args) -> list[int] | None:
     return groups
 
 
+def parameter_help(algorithm: str) -> str:
+    """``-H``: the parameters ``-p`` takes for ``algorithm``, with defaults and help (the
+    option table's; CRFsuite's name and default where the option is CRFsuite's)."""
+    from ..estimator import _BASE_PARAMETERS
+    from ..solvers.registry import spec
+
+    lines = [f"PARAMETERS for {algorithm} (1d):", ""]
+    for name, (key, kind) in PARAMETERS.items():
+        lines.append(f"{name:<30} {kind.__name__.upper():<6} {_BASE_PARAMETERS.get(key)}")
+    for o in spec(algorithm).options:
+        name = o.crfsuite or spec(algorithm).options.key(o.name)
+        if name in PARAMETERS:  # CRFsuite's epsilon: listed above, the solver's test
+            continue
+        default = o.crfsuite_default if o.crfsuite_default is not None else o.default
+        names = {v: k for k, v in (o.crfsuite_values or {}).items()}  # CRFsuite's names
+        kind = "STRING" if o.kind is str else o.kind.__name__.upper()
+        lines.append(f"{name:<30} {kind:<6} {names.get(default, default)}")
+        lines.append(f"    {o.help}" + (f"; in {o.bounds}" if o.bounds else "")
+                     + (f"; one of {', '.join([*names.values(), *o.choices])}"
+                        if o.choices else ""))
+    return "\n".join(lines) + "\n"
+
+
+def _log_name(args) -> str:
+    """CRFsuite's -l file name: BASE_ALGORITHM_NAME=VALUE_..."""
+    return "_".join([args.logbase, args.algorithm or "sdca", *args.params])
+
+
 def run(args: argparse.Namespace) -> int:
+    import contextlib
+
+    if args.help_parameters:
+        from ..solvers.registry import canonical_algorithm
+
+        sys.stdout.write(parameter_help(canonical_algorithm(args.algorithm or "sdca")))
+        return 0
+    if not args.files:
+        raise ConfigError("no data file: give one or more FILEs ('-' for standard input)")
+    if args.log_to_file:
+        with open(_log_name(args), "w", encoding="utf-8") as log, \
+                contextlib.redirect_stdout(log):
+            return _learn(args)
+    return _learn(args)
+
+
+def _learn(args: argparse.Namespace) -> int:
     from ..data.crfsuite_format import read_files
     from ..estimator import CRF
+    from ..status import exit_status
 
     out = sys.stdout
     params = parse_params(args.params)
@@ -122,14 +191,15 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"-e {args.holdout}: there are {n_groups} group(s)")
         holdout = args.holdout - 1
     if args.model:
-        est.set_params(model_filename=args.model, save_dual=args.save_dual)
+        est.set_params(model_filename=args.model, save_dual=args.save_dual,
+                       model_format=args.format)
     elif args.save_dual:
         raise ConfigError("--save-dual needs -m MODEL")
     _fit(est, data, groups, holdout)
     status = est.model_.training["status"]
     if args.model:
         print(f"{status}: model -> {args.model}", file=out)
-    return 130 if status == "interrupted" else 0
+    return exit_status(status)
 
 
 def _fit(est, data, groups, holdout) -> None:
@@ -137,5 +207,10 @@ def _fit(est, data, groups, holdout) -> None:
     dev = [i for i, g in enumerate(groups) if g == holdout]
     if not train:
         raise ConfigError("no training instances left")
-    est.fit([data.X[i] for i in train], [data.y[i] for i in train],
-            *(([data.X[i] for i in dev], [data.y[i] for i in dev]) if dev else ()))
+    try:
+        est.fit([data.X[i] for i in train], [data.y[i] for i in train],
+                *(([data.X[i] for i in dev], [data.y[i] for i in dev]) if dev else ()))
+    except ValueError as e:  # the estimator's checks of parameters and items: one line
+        if isinstance(e, CrfsdcaError):
+            raise
+        raise ConfigError(str(e)) from None

@@ -34,7 +34,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "P = mean NLL + lambda/2 ||w||^2 + l1 ||w||_1 (default 1/n; CRFsuite's "
                    "c2 is lambda n / 2)")
     p.add_argument("--l1", type=NON_NEGATIVE, default=0.0, help="L1 regularization "
-                   "(elastic net, sdca only; CRFsuite's c1 is l1 n; default 0)")
+                   "(elastic net: sdca, or lbfgs as OWL-QN; CRFsuite's c1 is l1 n; default 0)")
     p.add_argument("--subset", type=COUNT, help="train on the first k training sequences")
     p.add_argument("--no-test", action="store_true", help="skip test error in the trace")
     p.add_argument("--progress", choices=("auto", "on", "off"), default="auto",

@@ -11,6 +11,7 @@ line and what was wrong.
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,12 +93,18 @@ def parse_lines(lines, path, group: int = 0) -> Instances:
         if len(label_parts) != 1 or not label_parts[0]:
             raise DataFormatError(path, f"bad label {fields[0]!r} (an empty label, or a colon "
                                         "not escaped as \\:)", number)
+        if "\x00" in label_parts[0]:
+            raise DataFormatError(path, f"label {label_parts[0]!r} contains a NUL character",
+                                  number)
         item: list = []
         for f in fields[1:]:
             parts = _field(f, path, number)
             name = parts[0]
             if not name:
                 raise DataFormatError(path, f"attribute {f!r} has an empty name", number)
+            if "\x00" in name:
+                raise DataFormatError(path, f"attribute {name!r} contains a NUL character",
+                                      number)
             if len(parts) == 1:
                 item.append(name)
             elif len(parts) == 2:
@@ -110,6 +117,9 @@ def parse_lines(lines, path, group: int = 0) -> Instances:
                     raise DataFormatError(path, f"attribute {f!r}: weight {parts[1]!r} is not "
                                                 "a number (escape a colon in a name as \\:)",
                                           number) from None
+                if not math.isfinite(value):
+                    raise DataFormatError(path, f"attribute {f!r}: weight {parts[1]!r} is not "
+                                                "a finite number", number)
                 item.append(name if value == 1.0 else (name, value))
             else:
                 raise DataFormatError(path, f"attribute {f!r} has more than one unescaped "
@@ -125,9 +135,11 @@ def read_file(path: str, group: int = 0) -> Instances:
     if path == "-":
         return parse_lines(sys.stdin, "<stdin>", group)
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise DataFormatError(path, "no such file")
-    with open(p, encoding="utf-8", newline="\n") as f:
+    if p.is_dir():
+        raise DataFormatError(path, "a directory, not a data file")
+    with open(p, encoding="utf-8", newline="\n") as f:  # a file, a pipe, /dev/stdin
         try:
             return parse_lines(f, path, group)
         except UnicodeDecodeError as e:

@@ -36,9 +36,9 @@ import numpy as np
 from crfsdca import __version__, memory
 from crfsdca.data.hdf5 import Dataset
 from crfsdca.data.radii import squared_radii
-from crfsdca.data.readers import READERS, Corpus, Sentence
+from crfsdca.data.readers import READERS, Corpus, Sentence, reader_columns
 from crfsdca.data.sequences import Sequences, make_sequences
-from crfsdca.data.templates import Extractor, parse_templates
+from crfsdca.data.templates import Extractor, check_fields, parse_templates
 from crfsdca.errors import ConfigError, DataFormatError
 from crfsdca.io import sha256_file
 
@@ -95,7 +95,10 @@ def parse_spec(name: str, spec: dict[str, Any], raw_dir: str | os.PathLike | Non
     else:
         if not templates:
             raise ConfigError(f"dataset {name!r}: 'templates' is required for reader {reader!r}")
-        parse_templates(templates)
+        try:
+            check_fields(parse_templates(templates), reader_columns(reader, options))
+        except ConfigError as e:
+            raise ConfigError(f"dataset {name!r}: {e}") from None
     min_count = spec.get("min_count", 1)
     if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
         raise ConfigError(f"dataset {name!r}: min_count must be an integer >= 1, got {min_count!r}")

@@ -131,8 +131,8 @@ def encode(X, y, attributes: Vocabulary, labels: Vocabulary, grow: bool,
         y = list(y)
         if len(X) != len(y):
             raise ValueError(f"X has {len(X)} sequences but y has {len(y)}")
-    lengths, label_ids, tok_ids, attr_ids, weights, digest_list = [], [], [], [], [], []
-    get_attr = attributes.add if grow else attributes.ids.get
+    lengths, label_ids, counts, attr_ids, weights, digest_list = [], [], [], [], [], []
+    ids = attributes.ids
     grow_labels = grow if grow_labels is None else grow_labels
     tok = 0
     for i, xseq in enumerate(X):
@@ -146,36 +146,115 @@ def encode(X, y, attributes: Vocabulary, labels: Vocabulary, grow: bool,
             yseq = [_text(lab, f"sequence {i}") for lab in y[i]]
             if len(yseq) != len(xseq):
                 raise ValueError(f"sequence {i} has {len(xseq)} items but {len(yseq)} labels")
-            for lab in yseq:
-                k = labels.add(lab) if grow_labels else labels.ids.get(lab)
+            for t, lab in enumerate(yseq):
+                k = labels.ids.get(lab)
                 if k is None:
-                    raise ValueError(f"sequence {i}: label {lab!r} is not in the model")
+                    if not grow_labels:
+                        raise ValueError(f"sequence {i}: label {lab!r} is not in the model")
+                    try:
+                        k = _new_name(lab, labels.ids, "label")
+                    except ValueError as e:
+                        raise ValueError(f"sequence {i}, item {t}: {e}") from None
                 label_ids.append(k)
-        per_item = []
-        for item in xseq:
-            attrs = item_attributes(item)
-            per_item.append(attrs)
-            for name, value in attrs:
-                a = get_attr(name)
-                if a is not None:
-                    tok_ids.append(tok)
-                    attr_ids.append(a)
-                    weights.append(value)
+        for t, item in enumerate(xseq):
+            before = len(attr_ids)
+            try:
+                _add_item(item, ids, grow, attr_ids, weights)
+            except ValueError as e:
+                raise ValueError(f"sequence {i}, item {t}: {e}") from None
+            counts.append(len(attr_ids) - before)
             tok += 1
         lengths.append(len(xseq))
         if digests:
-            digest_list.append(sequence_digest(per_item, yseq if yseq is not None
+            digest_list.append(sequence_digest([item_attributes(item) for item in xseq],
+                                               yseq if yseq is not None
                                                else [""] * len(xseq)))
     n_tokens = tok
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(np.asarray(lengths, dtype=np.int64), out=offsets[1:])
     lab = (np.asarray(label_ids, dtype=np.int32) if y is not None
            else np.zeros(n_tokens, dtype=np.int32))
-    indptr, indices, values, zeros = _csr(n_tokens, np.asarray(tok_ids, dtype=np.int64),
+    tok_ids = np.repeat(np.arange(n_tokens, dtype=np.int64), counts)
+    weights = np.asarray(weights, dtype=np.float64)
+    bad = np.flatnonzero(~np.isfinite(weights))
+    if len(bad):
+        _refuse_weight(int(bad[0]), tok_ids, offsets, attr_ids, weights, ids)
+    indptr, indices, values, zeros = _csr(n_tokens, tok_ids,
                                           np.asarray(attr_ids, dtype=np.int64),
-                                          np.asarray(weights, dtype=np.float64),
-                                          max(len(attributes), 1))
+                                          weights, max(len(attributes), 1))
     return Encoded(make_sequences(offsets, lab, indptr, indices, values), digest_list, zeros)
+
+
+_NUMBERS = (float, int, bool)
+
+
+def _new_name(name: str, ids: dict[str, int], what: str = "attribute") -> int:
+    """Give ``name`` the next id, once checked: a name with a NUL, or that UTF-8 cannot
+    encode (a lone surrogate), could not be written to a model file."""
+    if "\x00" in name:
+        raise ValueError(f"{what} {name!r} contains a NUL character")
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"{what} {name!r} is not valid Unicode (UTF-8 cannot encode "
+                         f"it)") from None
+    a = ids[name] = len(ids)
+    return a
+
+
+def _add_item(item, ids: dict[str, int], grow: bool, attr_ids: list, weights: list) -> None:
+    """Append the attribute ids and weights of one item (new attributes get the next ids
+    with ``grow``, else are left out). The common items, flat dicts with str keys and str
+    or number values, and lists of strings, take a path without :func:`item_attributes`'s
+    tuples (most of the time of encoding sklearn-crfsuite's features); anything else
+    takes :func:`item_attributes`."""
+    kind = type(item)
+    if kind is dict:
+        for key, value in item.items():
+            t = type(value)
+            if type(key) is not str or not (t is str or t in _NUMBERS):
+                break
+        else:
+            for key, value in item.items():
+                if type(value) is str:
+                    name, w = key + ":" + value, 1.0
+                else:
+                    name, w = key, float(value)
+                a = ids.get(name)
+                if a is None:
+                    if not grow:
+                        continue
+                    a = _new_name(name, ids)
+                attr_ids.append(a)
+                weights.append(w)
+            return
+    elif kind is list and all(type(s) is str for s in item):
+        for name in item:
+            a = ids.get(name)
+            if a is None:
+                if not grow:
+                    continue
+                a = _new_name(name, ids)
+            attr_ids.append(a)
+            weights.append(1.0)
+        return
+    for name, w in item_attributes(item):
+        a = ids.get(name)
+        if a is None:
+            if not grow:
+                continue
+            a = _new_name(name, ids)
+        attr_ids.append(a)
+        weights.append(w)
+
+
+def _refuse_weight(j: int, tok_ids, offsets, attr_ids, weights, ids) -> None:
+    """ValueError naming the sequence, item and attribute of the non-finite entry j."""
+    tok = int(tok_ids[j])
+    i = int(np.searchsorted(offsets, tok, side="right")) - 1
+    name = next(n for n, a in ids.items() if a == attr_ids[j])
+    raise ValueError(f"sequence {i}, item {tok - int(offsets[i])}: attribute {name!r} has "
+                     f"weight {float(weights[j])!r}; weights must be finite numbers")
 
 
 def _csr(n_tokens, tok, ids, w, n_attr):

@@ -451,3 +451,13 @@ def read_treebank(source: str | Path, pattern: str = "*.pos", format: str | None
 # ---------------------------------------------------------------------------------------
 
 READERS = {"ocr": read_ocr, "conll": read_conll, "treebank": read_treebank}
+
+
+def reader_columns(reader: str, options: dict) -> tuple[str, ...] | None:
+    """The token fields a reader gives for its options (the label column left out), which
+    templates can use; None for OCR (fixed pixel attributes, no templates)."""
+    if reader == "conll":
+        return tuple(list(options.get("columns") or ["w", "pos", "y"])[:-1])
+    if reader == "treebank":
+        return ("w", "pos")
+    return None

@@ -111,6 +111,21 @@ def template_fields(templates: Sequence[Template]) -> list[str]:
     return list(seen)
 
 
+def check_fields(templates: Sequence[Template], columns: Sequence[str]) -> None:
+    """ConfigError unless every field the templates use is a column of the reader's data
+    (``columns``) or a derived field (of the word column ``w``): a typo in config.yaml is
+    found when the workflow reads it, not when featurize runs."""
+    for f in template_fields(templates):
+        if f in columns:
+            continue
+        if _derived_function(f) is None:
+            raise ConfigError(f"template field {f!r} is neither a column of the data "
+                              f"({', '.join(columns) or 'none'}) nor a derived field "
+                              f"({', '.join(DERIVED_FIELDS)})")
+        if "w" not in columns:
+            raise ConfigError(f"derived field {f!r} needs the word column 'w'")
+
+
 class Extractor:
     """Applies a list of templates to sentences (a dict of per-token field lists)."""
 

@@ -21,11 +21,12 @@ from ..model.layout import WeightLayout
 from ..threads import check_threads
 from .options import Option, OptionTable
 
-LAMBDA = Option("lambda", float, None, "regularization (default 1/n)", bounds="(0, inf)",
+LAMBDA = Option("lambda", float, None, "regularization (default 1/n)", bounds="[0, inf)",
                 nullable=True)
 """lambda enters here (the commands' --lambda, the workflow's training.lambda, Python):
-finite and > 0, since lambda <= 0 is not strongly convex and 1/(lambda n) is every dual
-method's scale."""
+finite and >= 0. Only the solvers whose registry entry says ``needs_l2`` = False take
+lambda = 0 (CRFsuite's c2 = 0, pure L1 by OWL-QN): the others need a strongly convex
+objective, and 1/(lambda n) is every dual method's scale."""
 L1 = Option("l1", float, 0.0, "L1 regularization", bounds="[0, inf)")
 
 
@@ -121,6 +122,9 @@ class Solver(ABC):
         if problem.l1 > 0 and not (caps and caps.supports_l1):
             raise ConfigError(f"{self.name} does not handle an L1 term (c1 > 0): use "
                               f"{_able('supports_l1')}")
+        if problem.lam == 0 and (caps is None or caps.needs_l2):
+            raise ConfigError(f"{self.name} needs an L2 term (c2 > 0, lambda > 0): use "
+                              f"{_able('takes_no_l2')} for c2 = 0")
         self.threads = check_threads(threads)
         if threads > 1 and not (caps and caps.supports_threads):
             raise ConfigError(f"{self.name} runs on one thread: use "

@@ -105,6 +105,8 @@ class Monitor:
         the minimum-norm subgradient of P at w (the gradient without an L1 term; P is
         lambda-strongly convex). ``g``: the gradient of P's smooth part at w, if known."""
         p = self.problem
+        if p.lam == 0:  # not strongly convex: no bound from the gradient
+            return math.nan
         if g is None:
             _, g = primal_and_gradient(w, p.train, p.n_attributes, p.n_labels, p.lam,
                                        p.feature_mask, self.threads)

@@ -169,6 +169,84 @@ LBFGS_OPTIONS = OptionTable("lbfgs", [
            crfsuite="delta", crfsuite_default=1e-5),
 ], prefix="lbfgs")
 
+# ------------------------------------------------------------ CRFsuite's online trainers
+# l2sgd, ap, pa, arow (:mod:`crfsdca.solvers.l2sgd`, :mod:`crfsdca.solvers.online`): each
+# option is CRFsuite's parameter of the same meaning, with CRFsuite's default (named as
+# sklearn-crfsuite names it where CRFsuite's name is not a Python identifier:
+# calibration.eta -> calibration_eta, PA's type -> pa_type). max_iterations is the
+# epoch budget (SolverSpec.default_epochs: CRFsuite's default).
+
+SHUFFLE = Option(
+    "shuffle", bool, True, "shuffle the instances before every epoch as CRFsuite does "
+    "(from the seed); false: visit them in the data's order", shared=True,
+    label=lambda v, o: "" if v else "unshuffled")
+
+L2SGD_OPTIONS = OptionTable("l2sgd", [
+    Option("period", int, 10, "epochs over which delta is tested", bounds="[1, inf)",
+           crfsuite="period", crfsuite_default=10),
+    Option("delta", float, 1e-6, "stop when the epoch's loss improved by less than this, "
+           "relatively, over the last period epochs (CRFsuite's delta)", bounds="[0, inf)",
+           crfsuite="delta", crfsuite_default=1e-6),
+    Option("calibration_eta", float, 0.1, "the first learning rate eta the calibration "
+           "tries", bounds="(0, inf)", crfsuite="calibration_eta", crfsuite_default=0.1),
+    Option("calibration_rate", float, 2.0, "the factor by which the calibration raises, "
+           "then lowers, eta", bounds="(0, inf)", crfsuite="calibration_rate",
+           crfsuite_default=2.0),
+    Option("calibration_samples", int, 1000, "instances the calibration trains on (the "
+           "first of the shuffled order)", bounds="[1, inf)", crfsuite="calibration_samples",
+           crfsuite_default=1000),
+    Option("calibration_candidates", int, 10, "learning rates that must improve on the "
+           "initial loss, in each direction, before the calibration stops",
+           bounds="[1, inf)", crfsuite="calibration_candidates", crfsuite_default=10),
+    Option("calibration_max_trials", int, 20, "the calibration stops after this many "
+           "trials less one", bounds="[1, inf)", crfsuite="calibration_max_trials",
+           crfsuite_default=20),
+    SHUFFLE,
+], prefix="l2sgd")
+
+
+def _online_epsilon(what: str, test: str = "below") -> Option:
+    return Option("epsilon", float, 0.0, f"stop when the epoch's mean {what} is {test} this "
+                  "(CRFsuite's epsilon)", bounds="[0, inf)", crfsuite="epsilon",
+                  crfsuite_default=0.0)
+
+
+AP_OPTIONS = OptionTable("ap", [
+    _online_epsilon("error rate (sum of d_i / T_i over the wrong instances, over n)"),
+    SHUFFLE,
+], prefix="ap")
+
+PA_OPTIONS = OptionTable("pa", [
+    Option("type", int, 1, "0: PA without slack, 1: PA-I, 2: PA-II", bounds="[0, 2]",
+           crfsuite="pa_type", crfsuite_default=1),
+    Option("c", float, 1.0, "aggressiveness C (PA-I and PA-II)", bounds="(0, inf)",
+           crfsuite="c", crfsuite_default=1.0),
+    Option("error_sensitive", bool, True, "the cost adds the square root of the number of "
+           "wrong labels (else 1)", crfsuite="error_sensitive", crfsuite_default=True),
+    Option("averaging", bool, True, "the weights are the average of the iterates",
+           crfsuite="averaging", crfsuite_default=True),
+    _online_epsilon("cost"),
+    SHUFFLE,
+], prefix="pa")
+
+AROW_OPTIONS = OptionTable("arow", [
+    Option("variance", float, 1.0, "the initial variance of every weight", bounds="(0, inf)",
+           crfsuite="variance", crfsuite_default=1.0),
+    Option("gamma", float, 1.0, "the trade-off gamma of the update", bounds="(0, inf)",
+           crfsuite="gamma", crfsuite_default=1.0),
+    _online_epsilon("cost", "at most"),
+    SHUFFLE,
+], prefix="arow")
+
+ALGORITHM_ALIASES = {"averaged-perceptron": "ap", "passive-aggressive": "pa"}
+"""CRFsuite's own names of the algorithms that python-crfsuite also calls ap and pa."""
+
+
+def canonical_algorithm(name):
+    """The solver's name for an algorithm name or one of CRFsuite's long names."""
+    return ALGORITHM_ALIASES.get(name, name) if isinstance(name, str) else name
+
+
 # -------------------------------------------------------------------------------- memory
 # The bytes of each solver's state, by the names of its memory_bytes() (a test holds them
 # together), from the data sizes (:class:`crfsdca.memory.DataSizes`: n sequences, N
@@ -212,6 +290,32 @@ def _lbfgs_state(o: Mapping, s) -> dict[str, int]:
     return {"history": 2 * int(o["memory"]) * s.dim * F64, "weights": 2 * s.dim * F64}
 
 
+def _order_bytes(s) -> int:
+    return s.n * 8
+
+
+def _l2sgd_state(o: Mapping, s) -> dict[str, int]:
+    return {"weights": s.dim * F64, "best_weights": s.dim * F64,
+            "per_sequence": _order_bytes(s)}
+
+
+def _ap_state(o: Mapping, s) -> dict[str, int]:
+    return {"weights": s.dim * F64, "weight_sums": s.dim * F64, "averaged": s.dim * F64,
+            "per_sequence": _order_bytes(s)}
+
+
+def _pa_state(o: Mapping, s) -> dict[str, int]:
+    averaged = s.dim * F64 if o["averaging"] else 0
+    return {"weights": s.dim * F64, "weight_sums": averaged, "averaged": averaged,
+            "difference": s.dim * F64, "difference_flags": s.dim,
+            "per_sequence": _order_bytes(s)}
+
+
+def _arow_state(o: Mapping, s) -> dict[str, int]:
+    return {"weights": s.dim * F64, "variances": s.dim * F64, "difference": s.dim * F64,
+            "difference_flags": s.dim, "per_sequence": _order_bytes(s)}
+
+
 def sequence_index_bytes(s) -> int:
     """The per-sequence attribute index of the stochastic solvers (at most two int32 per
     entry)."""
@@ -251,7 +355,9 @@ class SolverSpec:
     can continue from (``"dual"``: a saved dual state, ``"weights"``: a model's weights,
     None: nothing); ``supports_l1`` and ``supports_threads`` say whether it handles an L1
     term and runs on several threads; ``shrink`` lists option values that make its state
-    smaller; ``offered`` solvers are the estimator's and ``learn``'s algorithms.
+    smaller; ``offered`` solvers are the estimator's and ``learn``'s algorithms;
+    ``default_epochs`` is their epoch budget when none is given (CRFsuite's default
+    ``max_iterations`` for its online trainers; None: the learner's).
     """
 
     name: str
@@ -268,6 +374,13 @@ class SolverSpec:
     supports_threads: bool = False
     shrink: tuple[Shrink, ...] = ()
     offered: bool = True
+    needs_l2: bool = True
+    default_epochs: int | None = None  # the budget when none is given (None: the learner's)
+    converges: bool = True  # runs to the optimum of the CRF objective, to any tolerance
+
+    @property
+    def takes_no_l2(self) -> bool:
+        return not self.needs_l2
 
     @property
     def module(self) -> str:
@@ -312,8 +425,16 @@ SOLVERS: dict[str, SolverSpec] = {s.name: s for s in (
     SolverSpec("oeg", "OEG", OEG_OPTIONS, "crfsdca.solvers.oeg:OEG", _oeg_state),
     SolverSpec("lbfgs", "L-BFGS", LBFGS_OPTIONS, "crfsdca.solvers.lbfgs:LBFGS", _lbfgs_state,
                workspace=full_batch_bytes, seeded=False, continues_from="weights",
-               supports_l1=True, supports_threads=True,
+               supports_l1=True, supports_threads=True, needs_l2=False,
                shrink=(Shrink("memory", None, "shortens the history"),)),
+    SolverSpec("l2sgd", "L2SGD", L2SGD_OPTIONS, "crfsdca.solvers.l2sgd:L2SGD", _l2sgd_state,
+               default_epochs=1000, converges=False),
+    SolverSpec("ap", "AP", AP_OPTIONS, "crfsdca.solvers.online:AveragedPerceptron",
+               _ap_state, needs_l2=False, default_epochs=100, converges=False),
+    SolverSpec("pa", "PA", PA_OPTIONS, "crfsdca.solvers.online:PassiveAggressive",
+               _pa_state, needs_l2=False, default_epochs=100, converges=False),
+    SolverSpec("arow", "AROW", AROW_OPTIONS, "crfsdca.solvers.online:AROW", _arow_state,
+               needs_l2=False, default_epochs=100, converges=False),
 )}
 """Every solver. Plain SAG, the paper's baseline with one global step size, is not
 offered to users (it needs thousands of epochs on small problems; sag-nus does not)."""
