@@ -280,7 +280,7 @@ def _check_terminated_run(work: Path, wf: SimpleNamespace) -> None:
              *(["--keep-incomplete"] if keep else [])], cwd=work, env=env,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         deadline = time.monotonic() + TIMEOUT
-        while not (log.exists() and "sdca on ocr" in log.read_text()):
+        while not (log.exists() and "sdca on ocr: solver built" in log.read_text()):
             assert proc.poll() is None and time.monotonic() < deadline, proc.stdout.read()
             time.sleep(0.2)
         time.sleep(1.0)

@@ -130,7 +130,8 @@ def learn(problem: Problem, algorithm: str, options: dict, seed: int = 0,
                       start=start, seconds=max_seconds, tol=epsilon or None, relative=True,
                       evaluate_test=problem.test is not None,
                       progress=Progress(stream, verbose, style="lines", n=problem.n),
-                      say=say, what=f"training {algorithm}", hints="param", certify=True)
+                      say=say, what=f"training {algorithm}", hints="param",
+                      certify=spec(algorithm).converges)
     solver, result = done.solver, done.result
     if result.status == "diverged":
         from .errors import DivergedError
