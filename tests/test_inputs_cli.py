@@ -1,0 +1,106 @@
+"""Bad input to ``crfsdca learn / tag / dump``: one line naming the parameter, or the file
+and line, exit status 2, no traceback, no model; pipes and SIGTERM end as CRFsuite's
+command line and the train command do."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from crfsdca.cli import main
+from crfsdca.model_file import load_model
+
+X = [[{"w": "the"}, {"w": "cat", "cap": False}], [{"w": "a"}, {"w": "dog", "len": 0.6}]] * 8
+Y = [["D", "N"], ["D", "N"]] * 8
+DATA = "D\tw=the\nN\tw=cat\n\nD\tw=a\nN\tw=dog\n\n" * 8
+
+
+@pytest.fixture
+def data_file(tmp_path):
+    path = tmp_path / "train.txt"
+    path.write_text(DATA, encoding="utf-8")
+    return path
+
+
+# ------------------------------------------------------------------------ learn/tag/dump
+
+@pytest.mark.parametrize("args, message", [
+    (["-p", "c2=-1"], "c2 must be a finite number >= 0"),
+    (["-p", "c2=nan"], "c2 must be a finite number >= 0"),
+    (["-p", "c1=-1"], "c1 must be non-negative"),
+    (["-p", "c2=0"], "sdca needs an L2 term"),
+    (["-a", "oeg", "-p", "c1=1"], "oeg does not handle an L1 term"),
+    (["-p", "nope=1"], "parameter not found: nope"),
+    (["-p", "threads=x"], "threads: expected int"),
+])
+def test_learn_parameters_give_one_line(data_file, tmp_path, capsys, args, message):
+    model = tmp_path / "m.model"
+    assert main(["learn", "-q", "-m", str(model), *args, str(data_file)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err
+    assert not model.exists()
+
+
+@pytest.mark.parametrize("line, message", [
+    ("D\tw:nan\n", "weight 'nan' is not a finite number"),
+    ("D\tw:inf\n", "weight 'inf' is not a finite number"),
+    ("D\tw:1e400\n", "weight '1e400' is not a finite number"),
+    ("D\tw\x00x\n", "contains a NUL character"),
+    ("D\x00\tw\n", "label 'D\\x00' contains a NUL character"),
+])
+def test_learn_data_errors_name_file_and_line(tmp_path, capsys, line, message):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("D\tw=a\n" + line + "\n", encoding="utf-8")
+    assert main(["learn", "-q", "-m", str(tmp_path / "m.model"), str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}:2:" in err and message in err and "Traceback" not in err
+
+
+def test_learn_output_path_is_checked_before_training(data_file, tmp_path, capsys):
+    assert main(["learn", "-q", "-m", str(tmp_path), str(data_file)]) == 2
+    assert "is a directory" in capsys.readouterr().err
+
+
+def test_dump_into_a_closed_pipe_ends_quietly(data_file, tmp_path):
+    model = tmp_path / "m.model"
+    assert main(["learn", "-q", "-m", str(model), str(data_file)]) == 0
+    proc = subprocess.run(f"{sys.executable} -m crfsdca dump {model} | head -1", shell=True,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.stdout.startswith("FILEHEADER") and proc.stderr == "", proc.stderr
+
+
+def test_learn_terminated_keeps_a_complete_model_and_exits_143(tmp_path):
+    """SIGTERM during learn: the model reached, complete, status terminated, exit 143 (as
+    the train command)."""
+    rng = np.random.default_rng(0)
+    lines = []
+    for _ in range(3000):
+        for _ in range(8):
+            lines.append(f"{'ABCD'[rng.integers(4)]}\tw={rng.integers(5000)}\t"
+                         f"v={rng.integers(5000)}")
+        lines.append("")
+    data = tmp_path / "big.txt"
+    data.write_text("\n".join(lines) + "\n")
+    model = tmp_path / "m.model"
+    proc = subprocess.Popen([sys.executable, "-m", "crfsdca", "learn", "-m", str(model),
+                             "-p", "epsilon=0", "-p", "max_iterations=100000", str(data)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    seen = ""
+    while "epoch" not in seen:
+        line = proc.stdout.readline()
+        assert line and time.monotonic() < deadline, proc.stderr.read()
+        seen += line
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, out + err
+    m = load_model(model)
+    assert m.training["status"] == "terminated"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporaries
+    json.dumps(m.options)

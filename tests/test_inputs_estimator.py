@@ -1,0 +1,97 @@
+"""Bad input to ``crfsdca.CRF``, as users try it: parameters, items, output paths,
+divergence, threads. Each case checks the exception (a standard kind: ValueError,
+TypeError, OSError subclasses) and its message, and that nothing is left behind."""
+
+from __future__ import annotations
+
+import pytest
+
+from crfsdca import CRF
+from crfsdca.errors import ConfigError, DivergedError, OutputError
+
+X = [[{"w": "the"}, {"w": "cat", "cap": False}], [{"w": "a"}, {"w": "dog", "len": 0.6}]] * 8
+Y = [["D", "N"], ["D", "N"]] * 8
+DATA = "D\tw=the\nN\tw=cat\n\nD\tw=a\nN\tw=dog\n\n" * 8
+
+
+@pytest.fixture
+def data_file(tmp_path):
+    path = tmp_path / "train.txt"
+    path.write_text(DATA, encoding="utf-8")
+    return path
+
+
+# ------------------------------------------------------------------------- the estimator
+
+@pytest.mark.parametrize("params, kind, message", [
+    ({"c2": -1}, ValueError, "c2 must be a finite number >= 0"),
+    ({"c2": float("nan")}, ValueError, "c2 must be a finite number >= 0"),
+    ({"c1": -1}, ValueError, "c1 must be non-negative"),
+    ({"c2": 0}, ConfigError, "sdca needs an L2 term"),
+    ({"algorithm": "oeg", "c1": 0.5}, ConfigError, "oeg does not handle an L1 term"),
+    ({"algorithm": "nope"}, ConfigError, "unknown algorithm 'nope'"),
+    ({"threads": 0}, ConfigError, "threads must be a positive integer"),
+    ({"epsilon": -1}, ConfigError, "epsilon must be >= 0"),
+    ({"max_iterations": 0}, ConfigError, "max_iterations must be positive"),
+    ({"num_memories": 3}, ConfigError, "num_memories is a parameter of lbfgs"),
+    ({"algorithm": "lbfgs", "linesearch": "Fast"}, ConfigError, "linesearch: expected one of"),
+    ({"algorithm": "lbfgs", "num_memories": 0}, ConfigError, "num_memories: expected a value"),
+    ({"trainer_cls": object}, ConfigError, "trainer_cls"),
+    ({"model_format": "xml", "model_filename": "m"}, ConfigError, "unknown model format"),
+    ({"save_dual": True}, ConfigError, "save_dual writes the dual state beside the model"),
+])
+def test_estimator_parameters(params, kind, message):
+    with pytest.raises(kind, match=message):
+        CRF(**params).fit(X, Y)
+
+
+@pytest.mark.parametrize("X_bad, message", [
+    ([[{"w": float("nan")}]], r"sequence 0, item 0: attribute 'w' has weight nan"),
+    ([[{"w": 1.0}, {"v": float("inf")}]], r"sequence 0, item 1: attribute 'v' has weight inf"),
+    ([[{"a\x00b": 1.0}]], "sequence 0, item 0: attribute 'a\\\\x00b' contains a NUL"),
+    ([[{"w": "x\udcff"}]], "is not valid Unicode"),
+    ([[{"w": None}]], "a value must be a str"),
+    ([[["ok", 3]]], "an attribute name must be a str"),
+    ([[]], "sequence 0 is empty"),
+    (["not a list of items"], "expected a list of items"),
+])
+def test_estimator_data(X_bad, message):
+    y = [["L"] * max(len(x), 1) if isinstance(x, list) else ["L"] for x in X_bad]
+    with pytest.raises(ValueError, match=message):
+        CRF().fit(X_bad, y)
+
+
+def test_labels_with_a_nul_are_refused():
+    with pytest.raises(ValueError, match="sequence 1, item 0: label 'N\\\\x00' contains a NUL"):
+        CRF().fit(X[:2], [["D", "N"], ["N\x00", "N"]])
+
+
+@pytest.mark.parametrize("where", ["under_file", "directory", "unwritable"])
+def test_output_paths_are_checked_before_training(tmp_path, where, unwritable_dir,
+                                                  monkeypatch):
+    target = {"under_file": tmp_path / "file.txt" / "m.model", "directory": tmp_path,
+              "unwritable": unwritable_dir / "m.model"}[where]
+    (tmp_path / "file.txt").write_text("x")
+    calls = []
+    import crfsdca.learner
+
+    monkeypatch.setattr(crfsdca.learner, "learn", lambda *a, **k: calls.append(1))
+    with pytest.raises(OutputError):
+        CRF(model_filename=str(target)).fit(X, Y)
+    assert not calls  # refused before any training
+
+
+def test_divergence_raises_and_writes_nothing(tmp_path):
+    model = tmp_path / "m.model"
+    X_big = [[{"w": 1e300}, {"v": -1e300}]] * 4
+    with pytest.raises(DivergedError, match="diverged .*scale them to about 1"):
+        CRF(model_filename=str(model)).fit(X_big, [["A", "B"]] * 4)
+    assert not model.exists() and not list(tmp_path.iterdir())
+
+
+def test_threads_above_the_cores_are_capped_with_a_warning():
+    with pytest.warns(RuntimeWarning, match="threads=1000 is more than the"):
+        crf = CRF(threads=1000, max_iterations=3, epsilon=0).fit(X, Y)
+    assert crf.predict(X[:1]) == Y[:1]
+
+
