@@ -196,27 +196,46 @@ class RunSet:
             self.runs) else []
 
 
+def _option_columns() -> dict[str, type]:
+    """A column per solver option of the registry, by its run key (``sampler``,
+    ``non_uniformity``, ``sag_decrease``...; shared options once), with its type."""
+    out: dict[str, type] = {}
+    for spec in registry.SOLVERS.values():
+        for o in spec.options:
+            out.setdefault(spec.options.key(o.name), o.kind)
+    return out
+
+
+OPTION_COLUMNS = _option_columns()
 RUN_COLUMNS = ("dataset", "run", "run_name", "label", "base_label", "variant", "changed",
-               "solver", "sampler", "non_uniformity", "line_search", "subprecision", "seed",
-               "threads", "lam", "n", "status", "solver_seconds", "labels_missing")
+               "solver", *OPTION_COLUMNS, "seed", "threads", "lam", "n", "status",
+               "solver_seconds", "labels_missing")
+
+
+def _option_values(config: dict) -> dict:
+    """The run's options in :data:`OPTION_COLUMNS` (NaN or None for other solvers')."""
+    out = {key: math.nan if kind in (float, int) else None
+           for key, kind in OPTION_COLUMNS.items()}
+    spec = registry.SOLVERS.get(config.get("solver"))
+    if spec is None:
+        return out
+    for o in spec.options:
+        value = config.get(o.name)
+        if value is not None:
+            out[spec.options.key(o.name)] = float(value) if o.kind in (float, int) else value
+    return out
 
 
 def _run_record(run_dir: Path, meta: dict) -> dict:
     s = meta["solver"]
     ds = meta.get("dataset") or {}
     label = method_label(s)
-    is_sdca = s.get("solver") == "sdca"
     return {
         "dataset": str(ds.get("name", "?")), "run": str(run_dir), "run_name": run_dir.name,
         "label": label, "base_label": base_label(label), "variant": label != base_label(label),
         "changed": changed_options(s),
         "solver": str(s.get("solver", "?")),
-        "sampler": s.get("sampler") if is_sdca else None,
-        "non_uniformity": float(s["non_uniformity"]) if is_sdca and s.get(
-            "non_uniformity") is not None else math.nan,
-        "line_search": s.get("line_search") if is_sdca else None,
-        "subprecision": float(s["subprecision"]) if is_sdca and s.get(
-            "subprecision") is not None else math.nan,
+        **_option_values(s),
         "seed": s.get("seed"), "threads": int(s.get("threads") or 1),
         "lam": float(s["lambda"]) if s.get("lambda") is not None else math.nan,
         "n": ds.get("n"), "status": meta.get("status", "?"),
