@@ -35,13 +35,14 @@ from crfsdca.solvers.registry import SAMPLERS
 from crfsdca.solvers.sdca import SDCA
 from crfsdca.solvers.sdca_kernel import (
     PHASES,
-    _entropy_terms,
     _move_dual,
     _pair_scores,
     _to_delta,
 )
+from crfsdca.solvers.sdca_linesearch import _entropy_terms
 
-# What each phase does per pairwise entry (the loops of solvers/sdca_kernel.py).
+# What each phase does per pairwise entry (the loops of solvers/sdca_kernel.py and
+# sdca_linesearch.py).
 WORK = {
     "oracle": "3 multiply-adds (forward, backward, marginal), 1 store of nu",
     "gap": "2 multiply-adds, read mu (first touch of the store), nu - mu stored",

@@ -216,11 +216,11 @@ def test_the_lock_loses_no_update():
 def test_every_attribute_row_has_a_stripe_lock_apart_from_the_blocks(stripes):
     from numba import njit as _njit
 
-    from crfsdca.solvers.sdca_kernel import BIAS_LOCK, TRANS_LOCK, _stripe, row_locks
+    from crfsdca.solvers.sdca_locks import BIAS_LOCK, TRANS_LOCK, row_locks, stripe_lock
 
     locks = row_locks(stripes)
     n_attr = 1000
-    which = _njit(lambda a, locks: _stripe(a, n_attr, locks))
+    which = _njit(lambda a, locks: stripe_lock(a, n_attr, locks))
     held = {which(a, locks) for a in range(n_attr)}
     assert len(held) == stripes  # each stripe a contiguous range of attributes
     assert all(0 <= x < len(locks) and x not in (BIAS_LOCK, TRANS_LOCK) for x in held)

@@ -19,7 +19,7 @@ facilities numba does not expose.
   oracle, so that the block arrives from memory while forward-backward computes;
 - :func:`lock` / :func:`unlock` hold a spin lock (an int32 entry, acquire and release
   ordering): the threads of parallel SDCA add to the shared weights under locks, each
-  held for a stripe of rows (``sdca_kernel.row_locks``), so that no update is lost and
+  held for a stripe of rows (``sdca_locks.row_locks``), so that no update is lost and
   w = w_hat(mu) holds whatever the interleaving. A lock taken once for many rows costs
   one locked instruction where an atomic addition on each entry costs one per weight,
   each of which also waits for its cache line.

@@ -29,13 +29,14 @@ from .oracle import (
     forward_backward,
     forward_logz,
     labeling_score,
+    make_decode_workspace,
     make_workspace,
     transition_offset,
     transition_potentials,
     unary_scores,
     viterbi,
 )
-from .stats import add_label_stats, add_marginal_stats
+from .stats import add_label_stats, add_marginal_stats, apply_mask
 
 
 def store_sizes(seq: Sequences, n_labels: int) -> tuple[int, int]:
@@ -60,19 +61,13 @@ def slot_chunks(seq: Sequences, slots: int) -> np.ndarray:
     are not alike along its length (NER's later sentences carry rarer attributes, whose
     weight rows miss the cache), and a contiguous cut left one of two threads 16% slower
     than the other."""
-    chunks = slots * CHUNKS_PER_SLOT if slots > 1 else 1
+    if slots == 1:  # what the cut below gives, without its numpy calls (a predict_single)
+        return np.array([0, seq.n_sequences], dtype=np.int64)
+    chunks = slots * CHUNKS_PER_SLOT
     targets = np.linspace(0, seq.n_tokens, chunks + 1)
     bounds = np.searchsorted(seq.offsets, targets).astype(np.int64)
     bounds[0], bounds[-1] = 0, seq.n_sequences
     return np.maximum.accumulate(bounds)
-
-
-@njit(**NJIT)
-def apply_mask(v, mask):
-    """v *= mask (the feature set), unless ``mask`` is empty (every weight a feature)."""
-    if len(mask):
-        for j in range(len(v)):
-            v[j] *= mask[j]
 
 
 @njit(**NJIT)
@@ -327,8 +322,10 @@ def predict(w, seq: Sequences, n_attr: int, n_labels: int, threads: int = 1) -> 
     """Viterbi labels of every token of the split (int32, length N)."""
     out = np.empty(seq.n_tokens, dtype=np.int32)
     bounds = slot_chunks(seq, threads)
+    T = int(np.max(seq.lengths()))
     run_parallel([(lambda s=s: _predict(w, n_attr, n_labels, seq, out,
-                                        _workspace(seq, n_labels), bounds, s, threads))
+                                        make_decode_workspace(T, n_labels), bounds, s,
+                                        threads))
                   for s in range(threads)])
     return out
 

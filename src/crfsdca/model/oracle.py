@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..jit import NJIT, NJIT_FAST, aligned_zeros
+from ..jit import NJIT, NJIT_FAST, aligned_empty, aligned_zeros
 from .fastmath import fexp, flog
 
 _SAFE_MIN = 1e-280
@@ -67,6 +67,21 @@ def make_workspace(max_len: int, n_labels: int) -> Workspace:
     )
 
 
+_NONE = aligned_zeros(0)
+
+
+def make_decode_workspace(max_len: int, n_labels: int) -> Workspace:
+    """A :class:`Workspace` with only what :func:`viterbi` uses after :func:`unary_scores`
+    (``scores``, ``emit`` as its 2K-entry ``delta``, ``back``, ``path``), uninitialized; the
+    other fields are empty. A one-sentence prediction then allocates 4 arrays instead of
+    10, the largest of them T*K*K zeros."""
+    T, K = max(int(max_len), 1), int(n_labels)
+    return Workspace(
+        scores=aligned_empty(T * K), emit=aligned_empty(2 * K), alpha=_NONE, beta=_NONE,
+        scale=_NONE, trans=_NONE, unary=_NONE, pair=_NONE,
+        path=np.empty(T, dtype=np.int32), back=np.empty(T * K, dtype=np.int32))
+
+
 @njit(inline="always", **NJIT)
 def transition_offset(n_attr, K):
     """Where the K x K transition block starts in w (``model/layout.py``)."""
@@ -77,10 +92,10 @@ NO_LABELS = np.zeros(0, dtype=np.int32)
 """The gold labels of a chain without a bonus (never read)."""
 
 
-@njit(**NJIT)
-def unary_scores(w, n_attr, K, seq, i, out):
-    """Write u_t(k) of sequence i of ``seq`` (a :class:`~crfsdca.data.sequences.Sequences`
-    or anything with its arrays) into ``out[:T*K]`` and return T."""
+@njit(inline="always", **NJIT)
+def _token_scores(w, scale, scaled, n_attr, K, seq, i, out):
+    """The one loop of :func:`unary_scores` and :func:`scaled_unary_scores` (``scaled``, a
+    constant at each call, picks the order of the sums; each keeps its own bits)."""
     start = seq.offsets[i]
     T = seq.offsets[i + 1] - start
     real = len(seq.attr_values) > 0
@@ -88,14 +103,18 @@ def unary_scores(w, n_attr, K, seq, i, out):
     bias = w[ob:ob + 3 * K]
     for t in range(T):
         o = out[t * K:(t + 1) * K]
-        for k in range(K):
-            o[k] = bias[3 * k]
-        if t == 0:
+        if scaled:
             for k in range(K):
-                o[k] += bias[3 * k + 1]
-        if t == T - 1:
+                o[k] = 0.0
+        else:
             for k in range(K):
-                o[k] += bias[3 * k + 2]
+                o[k] = bias[3 * k]
+            if t == 0:
+                for k in range(K):
+                    o[k] += bias[3 * k + 1]
+            if t == T - 1:
+                for k in range(K):
+                    o[k] += bias[3 * k + 2]
         tok = start + t
         for j in range(seq.attr_indptr[tok], seq.attr_indptr[tok + 1]):
             base = seq.attr_indices[j] * K
@@ -107,7 +126,30 @@ def unary_scores(w, n_attr, K, seq, i, out):
             else:
                 for k in range(K):
                     o[k] += wa[k]
+        if scaled:
+            for k in range(K):
+                o[k] = scale * o[k] + bias[3 * k]
+            if t == 0:
+                for k in range(K):
+                    o[k] += bias[3 * k + 1]
+            if t == T - 1:
+                for k in range(K):
+                    o[k] += bias[3 * k + 2]
     return T
+
+
+@njit(**NJIT)
+def unary_scores(w, n_attr, K, seq, i, out):
+    """Write u_t(k) of sequence i of ``seq`` (a :class:`~crfsdca.data.sequences.Sequences`
+    or anything with its arrays) into ``out[:T*K]`` and return T."""
+    return _token_scores(w, 1.0, False, n_attr, K, seq, i, out)
+
+
+@njit(**NJIT)
+def scaled_unary_scores(w, scale, n_attr, K, seq, i, out):
+    """:func:`unary_scores` of the weights whose emission block is ``scale`` times that of
+    ``w`` (bias block as in ``w``): SAG's lazily scaled emission block E = c V."""
+    return _token_scores(w, scale, True, n_attr, K, seq, i, out)
 
 
 @njit(**NJIT_FAST)
@@ -367,7 +409,18 @@ def forward_logz(ws, T, K, trans_max, tw, ow):
 def viterbi(scores, T, K, w, n_attr, delta, back, path):
     """MAP labeling of the sequence into ``path[:T]``; returns its score.
 
-    ``delta`` needs 2*K entries, ``back`` T*K. Ties go to the smallest label.
+    ``delta`` needs 2*K entries, ``back`` T*K. Ties go to the smallest label: for each
+    label l of token t, the previous labels k are tried in increasing order and one
+    replaces the best so far only if its score is strictly greater (a NaN never does;
+    when none beats -inf, label 0).
+
+    The loop over the previous label k is the outer one, over the labels l of token t the
+    inner one: it reads row k of the transition weights contiguously and keeps the best
+    score and label of every l in ``delta`` and ``back``, so that it vectorizes over l
+    (a compare and a masked store per vector of labels). With k inner, each l is a
+    serial chain of compares and unpredictable branches (3x slower on CoNLL-2000,
+    K = 22), and LLVM does not vectorize that argmax even over a transposed, contiguous
+    transition matrix (slower still).
     """
     ow = transition_offset(n_attr, K)
     for k in range(K):
@@ -375,16 +428,23 @@ def viterbi(scores, T, K, w, n_attr, delta, back, path):
     cur = 0
     for t in range(1, T):
         nxt = K - cur
+        prev = delta[cur:cur + K]
+        best = delta[nxt:nxt + K]
+        arg = back[t * K:(t + 1) * K]
         for l in range(K):
-            best = -np.inf
-            arg = 0
-            for k in range(K):
-                v = delta[cur + k] + w[ow + k * K + l]
-                if v > best:
-                    best = v
-                    arg = k
-            delta[nxt + l] = best + scores[t * K + l]
-            back[t * K + l] = arg
+            best[l] = -np.inf
+            arg[l] = 0
+        for k in range(K):
+            dk = prev[k]
+            row = w[ow + k * K:ow + (k + 1) * K]
+            for l in range(K):
+                v = dk + row[l]
+                if v > best[l]:
+                    best[l] = v
+                    arg[l] = k
+        s = scores[t * K:(t + 1) * K]
+        for l in range(K):
+            best[l] += s[l]
         cur = nxt
     best = -np.inf
     arg = 0

@@ -4,6 +4,11 @@ Phi_i depends on the marginals only through the unary marginals and the
 pairwise marginals summed over edges (``baselines.md`` section 1). Its emission
 part touches only the rows of attributes present in sequence i, each entry weighted by
 the attribute's value (1 for binary attributes).
+
+The feature mask (uint8 per weight, 1 = a feature; empty: every weight is one,
+:mod:`crfsdca.model.features`) restricts such vectors: :func:`apply_mask` a dense one,
+:func:`mask_direction` the sparse directions of the stochastic solvers (SDCA's primal
+direction, SAG's gradient, OEG's change of w).
 """
 
 from numba import njit
@@ -64,3 +69,33 @@ def add_label_stats(out, scale, K, n_attr, seq, i):
     out[ob + 3 * labels[start + T - 1] + 2] += scale
     for t in range(T - 1):
         out[ow + labels[start + t] * K + labels[start + t + 1]] += scale
+
+
+@njit(inline="always", **NJIT)
+def _mask_range(v, v0, mask, m0, n):
+    """v[v0:v0 + n] *= mask[m0:m0 + n]."""
+    for j in range(n):
+        v[v0 + j] *= mask[m0 + j]
+
+
+@njit(**NJIT)
+def apply_mask(v, mask):
+    """v *= mask (the feature set), unless ``mask`` is empty (every weight a feature)."""
+    if len(mask):
+        _mask_range(v, 0, mask, 0, len(v))
+
+
+@njit(inline="always", **NJIT)
+def mask_direction(mask, idx, i, K, n_attr, em, bias, trans):
+    """Restrict a sparse direction on sequence i to the features of ``mask`` (nothing to
+    do when it is empty): ``em`` holds the K-entry rows of the attributes of i in the
+    order of ``idx.uniq_attr[idx.uniq_ptr[i]:idx.uniq_ptr[i + 1]]``
+    (:mod:`crfsdca.solvers.index`), ``bias`` the 3K bias entries and ``trans`` the K*K
+    transition entries."""
+    if len(mask):
+        ua0 = idx.uniq_ptr[i]
+        for r in range(idx.uniq_ptr[i + 1] - ua0):
+            _mask_range(em, r * K, mask, idx.uniq_attr[ua0 + r] * K, K)
+        ob = n_attr * K
+        _mask_range(bias, 0, mask, ob, 3 * K)
+        _mask_range(trans, 0, mask, ob + 3 * K, K * K)

@@ -25,7 +25,6 @@ import numpy as np
 from numba import njit
 
 from ..jit import NJIT
-from ..model.objective import apply_mask
 from ..model.oracle import (
     Workspace,
     chain_marginals,
@@ -33,6 +32,7 @@ from ..model.oracle import (
     transition_potentials,
     unary_scores,
 )
+from ..model.stats import apply_mask, mask_direction
 from .registry import OEG_OPTIONS
 from .rng import permutation, randint
 
@@ -205,16 +205,7 @@ def _dual_change(st, idx, buf, i, T, K, n_attr, scale, mask):
     mu_i = st.mu_pair[i * KK:(i + 1) * KK]
     for j in range(KK):
         buf.dw_trans[j] = scale * (mu_i[j] - pi[j])
-    if len(mask):
-        ob = n_attr * K
-        for r in range(nu):
-            base = idx.uniq_attr[ua0 + r] * K
-            for k in range(K):
-                buf.dw_em[r * K + k] *= mask[base + k]
-        for j in range(3 * K):
-            buf.dw_bias[j] *= mask[ob + j]
-        for j in range(KK):
-            buf.dw_trans[j] *= mask[ob + 3 * K + j]
+    mask_direction(mask, idx, i, K, n_attr, buf.dw_em, buf.dw_bias, buf.dw_trans)
     wdw = 0.0
     dd = 0.0
     for r in range(nu):

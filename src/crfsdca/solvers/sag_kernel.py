@@ -30,9 +30,11 @@ from ..model.oracle import (
     Workspace,
     forward_backward,
     forward_logz,
+    scaled_unary_scores,
     transition_offset,
     transition_potentials,
 )
+from ..model.stats import mask_direction
 from .registry import SAG_OPTIONS
 from .rng import randint, uniform
 from .trees import sum_tree_draw, sum_tree_update
@@ -142,41 +144,6 @@ def flush(st, n_attr, K):
 
 
 @njit(**NJIT)
-def _scaled_scores(w, c, n_attr, K, seq, i, out):
-    """Unary scores of sequence i with the emission block E = c V; returns T."""
-    offsets, attr_indptr, attr_indices = seq.offsets, seq.attr_indptr, seq.attr_indices
-    real = len(seq.attr_values) > 0
-    start = offsets[i]
-    T = offsets[i + 1] - start
-    ob = n_attr * K
-    bias = w[ob:ob + 3 * K]
-    for t in range(T):
-        o = out[t * K:(t + 1) * K]
-        for k in range(K):
-            o[k] = 0.0
-        tok = start + t
-        for j in range(attr_indptr[tok], attr_indptr[tok + 1]):
-            base = attr_indices[j] * K
-            w_a = w[base:base + K]
-            if real:
-                v = seq.attr_values[j]
-                for k in range(K):
-                    o[k] += v * w_a[k]
-            else:
-                for k in range(K):
-                    o[k] += w_a[k]
-        for k in range(K):
-            o[k] = c * o[k] + bias[3 * k]
-        if t == 0:
-            for k in range(K):
-                o[k] += bias[3 * k + 1]
-        if t == T - 1:
-            for k in range(K):
-                o[k] += bias[3 * k + 2]
-    return T
-
-
-@njit(**NJIT)
 def _refresh_store(st, idx, buf, i, T, K, n_attr, seen, mask):
     """Store the fresh marginals of i and add the change of its stored gradient, restricted
     to the features of ``mask``, to dvec.
@@ -266,17 +233,7 @@ def _gradient(idx, buf, i, T, K, n_attr, mask):
         buf.g_trans[j] = buf.pi_new[j]
     for t in range(T - 1):
         buf.g_trans[idx.labels[start + t] * K + idx.labels[start + t + 1]] -= 1.0
-    if len(mask):
-        ob = n_attr * K
-        ua0 = idx.uniq_ptr[i]
-        for r in range(nu):
-            base = idx.uniq_attr[ua0 + r] * K
-            for k in range(K):
-                buf.g_em[r * K + k] *= mask[base + k]
-        for j in range(3 * K):
-            buf.g_bias[j] *= mask[ob + j]
-        for j in range(KK):
-            buf.g_trans[j] *= mask[ob + 3 * K + j]
+    mask_direction(mask, idx, i, K, n_attr, buf.g_em, buf.g_bias, buf.g_trans)
     gg = 0.0
     for j in range(nu * K):
         gg += buf.g_em[j] * buf.g_em[j]
@@ -373,7 +330,7 @@ def sag_step(i, st, idx, buf, n_attr, K, opt):
     # 1. lazy catch-up of the rows of i, scores and oracle at w
     catch_up(st, idx, i, K)
     ws = buf.ws
-    T = _scaled_scores(st.w, st.scalars[SCALE], n_attr, K, idx, i, ws.scores)
+    T = scaled_unary_scores(st.w, st.scalars[SCALE], n_attr, K, idx, i, ws.scores)
     tmax = transition_potentials(st.w, transition_offset(n_attr, K), K, ws.trans)
     logz = forward_backward(ws, T, K, tmax, st.w, n_attr)
     st.counters[ORACLE_FB] += 1

@@ -25,7 +25,6 @@ from .sampling import TREE_SCHEMES, SamplerState, make_sampler
 from .sdca_kernel import (
     CYC_LS,
     CYC_ORACLE,
-    LINE_SEARCH_CODES,
     LS_EVALS,
     N_COUNTERS,
     NULL_STEPS,
@@ -39,12 +38,12 @@ from .sdca_kernel import (
     SDCABuffers,
     SDCAOptions,
     SDCAState,
-    lane_locks,
     refresh_gaps,
-    row_locks,
     sdca_run,
     sdca_run_lanes,
 )
+from .sdca_linesearch import LINE_SEARCH_CODES
+from .sdca_locks import lane_locks, row_locks
 
 
 def theoretical_step(problem: Problem) -> float:

@@ -1,10 +1,19 @@
 """The SDCA iteration in numba (``math.md`` section 5, Algorithm 2 of the paper).
 
-One step on sequence i: oracle at w, fresh block gap, ascent direction
-delta = nu_i - mu_i, sparse primal direction v, line search on
-f(gamma) = H~(mu_i + gamma delta) - (lambda n / 2) ||w + gamma v||^2, then
-mu_i += gamma delta and w += gamma v. The sum of the entropies H~(mu_i) and
-||w||^2 are kept up to date, so the dual objective is known at every step.
+One step on sequence i (:func:`sdca_step`) runs five phases, each a function of its
+own, inlined into the step, whose cycles the step counts (``SDCA.phase_cycles``):
+
+1. ``oracle`` (:func:`_oracle`): the marginals nu_i(w) and log Z;
+2. ``gap`` (:func:`_gap`): the fresh block gap, and delta = nu_i - mu_i in place of nu_i;
+3. ``direction`` (:func:`_direction`): the sparse primal direction u;
+4. ``line_search`` (:func:`~.sdca_linesearch.line_search`): the step size gamma, maximizing
+   f(gamma) = H~(mu_i + gamma delta) - (lambda n / 2) ||w + gamma u||^2
+   (:mod:`.sdca_linesearch`);
+5. ``update`` (:func:`_update`): mu_i += gamma delta and w += gamma u, under the locks of
+   :mod:`.sdca_locks` when threads share w.
+
+The sum of the entropies H~(mu_i) and ||w||^2 are kept up to date, so the dual objective
+is known at every step.
 
 Every pass over the T*K*K pairwise entries is fused: the first computes the
 gap (without a logarithm) and delta together; each line-search evaluation
@@ -26,7 +35,7 @@ from numba import njit
 
 from ..jit import NJIT, NJIT_FAST, cycles, lock, prefetch_range, unlock
 from ..model.chain import chain_entropy
-from ..model.fastmath import flog, flog_normal
+from ..model.fastmath import flog
 from ..model.oracle import (
     NO_LABELS,
     Workspace,
@@ -36,14 +45,10 @@ from ..model.oracle import (
     transition_potentials,
     unary_scores,
 )
-from .registry import LINE_SEARCHES
+from ..model.stats import mask_direction
 from .sampling import draw, record_gap
-
-LINE_SEARCH_CODES = {name: code for code, name in enumerate(LINE_SEARCHES)}
-NEWTON, SINGLE_NEWTON, FIXED, GOLDEN = (
-    LINE_SEARCH_CODES[name] for name in ("newton", "single-newton", "fixed", "golden"))
-MAX_LINE_SEARCH_ITERATIONS = 100
-_INV_PHI = 0.6180339887498949
+from .sdca_linesearch import FIXED, SINGLE_NEWTON, Block, line_search, quadratic, soft
+from .sdca_locks import BIAS_LOCK, LOCK_SPACING, TRANS_LOCK, hold_stripe, release_stripe
 
 # scalars[]: running quantities of the state
 W_NORM2, SUM_ENTROPY, SUM_GAPS = 0, 1, 2
@@ -81,7 +86,7 @@ class SDCAOptions(NamedTuple):
     """What a step needs besides the state (``math.md`` section 5)."""
 
     lam_n: float  # lambda n
-    method: int  # line search, a code of LINE_SEARCH_CODES
+    method: int  # line search, a code of sdca_linesearch.LINE_SEARCH_CODES
     tol: float  # sub-precision
     fixed_step: float  # the step of the fixed line search
     exact_store: bool  # float64 store: the dual update's entropy is exact
@@ -145,34 +150,6 @@ def _first_pass(mu_unary, u0, mu_pair, p0, nu_unary, nu_pair, T, K, delta_sum, s
     return max(logz - score - entropy, 0.0)
 
 
-@njit(**NJIT_FAST)
-def _entropy_terms(mu, m0, d, size, gamma):
-    """(-sum d log q, -sum d^2 / q, -sum q log q) at q = mu + gamma d over a table."""
-    fp = 0.0
-    fpp = 0.0
-    h = 0.0
-    m_blk = mu[m0:m0 + size]
-    for j in range(size):
-        dj = d[j]
-        q = m_blk[j] + gamma * dj
-        lq = flog_normal(q)
-        pos = q > 0.0
-        fp -= dj * lq if pos else 0.0
-        fpp -= dj * dj / q if pos else 0.0
-        h -= q * lq if pos else 0.0
-    return fp, fpp, h
-
-
-@njit(**NJIT)
-def _evaluate(mu_unary, u0, mu_pair, p0, d_unary, d_pair, T, K, gamma):
-    """(f'_H, f''_H, H~) at mu + gamma delta: entropy part of f and its derivatives."""
-    if T == 1:
-        return _entropy_terms(mu_unary, u0, d_unary, K, gamma)
-    fp, fpp, h = _entropy_terms(mu_pair, p0, d_pair, (T - 1) * K * K, gamma)
-    fps, fpps, hs = _entropy_terms(mu_unary, u0 + K, d_unary[K:], (T - 2) * K, gamma)
-    return fp - fps, fpp - fpps, h - hs
-
-
 @njit(**NJIT)
 def _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, scale, v_em, v_bias, v_trans,
                       sum_trans, mask):
@@ -185,7 +162,6 @@ def _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, scale, v_em, v_b
     ua0 = idx.uniq_ptr[i]
     nu = idx.uniq_ptr[i + 1] - ua0
     real = len(idx.attr_values) > 0
-    masked = len(mask) > 0
     for j in range(nu * K):
         v_em[j] = 0.0
     for t in range(T):
@@ -216,17 +192,9 @@ def _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, scale, v_em, v_b
             d_t = d_pair[t * KK:(t + 1) * KK]
             for j in range(KK):
                 v_trans[j] += d_t[j]
+    mask_direction(mask, idx, i, K, n_attr, v_em, v_bias, v_trans)
     ob = n_attr * K
     ow = transition_offset(n_attr, K)
-    if masked:
-        for r in range(nu):
-            base = idx.uniq_attr[ua0 + r] * K
-            for k in range(K):
-                v_em[r * K + k] *= mask[base + k]
-        for j in range(3 * K):
-            v_bias[j] *= mask[ob + j]
-        for j in range(KK):
-            v_trans[j] *= mask[ow + j]
     wv = 0.0
     vv = 0.0
     for r in range(nu):
@@ -251,35 +219,6 @@ def _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, scale, v_em, v_b
     return wv, vv
 
 
-_LOCK_SPACING = 16  # int32 per lock: one lock per cache line, so threads do not contend
-# for a line unless they want the same lock
-BIAS_LOCK = 0
-TRANS_LOCK = _LOCK_SPACING
-
-
-def row_locks(stripes: int = 1) -> np.ndarray:
-    """The locks of parallel SDCA (all free): one for the bias block, one for the
-    transition block, then ``stripes`` for the attribute rows of w, stripe s holding the
-    s-th of ``stripes`` contiguous ranges of attributes (:func:`_stripe`). A step keeps a
-    stripe's lock across consecutive rows in that stripe: with 2 stripes it takes a lock
-    13 times a step on NER and 24 on CONLL, where a lock per row (180 and 342 rows) cost
-    10% of a parallel step. The rows stay in their order (sorting them by stripe sent a
-    step's updates across w, and the loss outweighed the locks saved)."""
-    return np.zeros((2 + max(int(stripes), 1)) * _LOCK_SPACING, dtype=np.int32)
-
-
-@njit(inline="always", **NJIT)
-def _stripe(a, n_attr, locks):
-    """The lock of attribute row a (an index into ``locks``)."""
-    stripes = len(locks) // _LOCK_SPACING - 2
-    return (2 + a * stripes // n_attr) * _LOCK_SPACING
-
-
-def lane_locks(lanes: int) -> np.ndarray:
-    """One lock per lane's sampler (:func:`sdca_run_lanes`), each on its own cache line."""
-    return np.zeros(lanes * _LOCK_SPACING, dtype=np.int32)
-
-
 @njit(**NJIT)
 def _apply_primal(w, n_attr, K, idx, i, gamma, v_em, v_bias, v_trans, locks, atomic):
     """w += gamma u on the support of the direction; when threads share w, each run of
@@ -290,18 +229,14 @@ def _apply_primal(w, n_attr, K, idx, i, gamma, v_em, v_bias, v_trans, locks, ato
     held = -1
     for r in range(nu):
         a = idx.uniq_attr[ua0 + r]
-        if atomic and _stripe(a, n_attr, locks) != held:
-            if held >= 0:
-                unlock(locks, held)
-            held = _stripe(a, n_attr, locks)
-            lock(locks, held)
+        if atomic:
+            held = hold_stripe(locks, held, a, n_attr)
         base = a * K
         w_a = w[base:base + K]
         v_a = v_em[r * K:(r + 1) * K]
         for k in range(K):
             w_a[k] += gamma * v_a[k]
-    if held >= 0:
-        unlock(locks, held)
+    release_stripe(locks, held)
     ob = n_attr * K
     w_b = w[ob:ob + 3 * K]
     if atomic:
@@ -376,96 +311,11 @@ def _store_applied_delta(mu_unary, u0, mu_pair, p0, d_unary, d_pair, T, K, gamma
         d_pair[j] = (np.float64(mu_pair[p0 + j]) - old) * inv
 
 
-class _Block(NamedTuple):
-    """A step's block of the store and the quadratic part of its line search.
-
-    The dual's quadratic term along the step is lam n g*(v + gamma u) with v the
-    unthresholded weights, u the sparse direction (in the buffers) and, for the elastic
-    net, g*(v) = 1/2 ||S_kappa(v)||^2 (``math.md`` section 8); with kappa = 0 it is
-    1/2 ||w + gamma u||^2, known from <w, u> and ||u||^2 alone.
-    """
-
-    i: int
-    u0: int  # where the block's unary marginals start in the store
-    p0: int  # where its pairwise marginals start
-    T: int
-    K: int
-    n_attr: int
-    lam_n: float
-    wv: float  # <w, u>
-    vv: float  # ||u||^2
-    kappa: float
-
-
-@njit(inline="always", **NJIT)
-def _soft(x, kappa):
-    """The soft-threshold S_kappa(x) = sign(x) max(|x| - kappa, 0)."""
-    return x - kappa if x > kappa else (x + kappa if x < -kappa else 0.0)
-
-
-@njit(**NJIT)
-def _quadratic(blk, st, idx, buf, gamma):
-    """(Q'(gamma), Q''(gamma), Q(gamma) - Q(0)) of Q(gamma) = g*(v + gamma u)."""
-    wv, vv = blk.wv, blk.vv
-    if blk.kappa == 0.0:
-        return wv + gamma * vv, vv, gamma * (wv + 0.5 * gamma * vv)
-    kappa = blk.kappa
-    d1 = 0.0
-    d2 = 0.0
-    val = 0.0
-    K = blk.K
-    ua0 = idx.uniq_ptr[blk.i]
-    for r in range(idx.uniq_ptr[blk.i + 1] - ua0):
-        base = idx.uniq_attr[ua0 + r] * K
-        for k in range(K):
-            u = buf.v_emission[r * K + k]
-            x = st.v[base + k] + gamma * u
-            y = _soft(x, kappa)
-            d1 += u * y
-            d2 += u * u if y != 0.0 else 0.0
-            val += 0.5 * (y * y - st.w[base + k] * st.w[base + k])
-    ob = blk.n_attr * K
-    for j in range(3 * K):
-        u = buf.v_bias[j]
-        y = _soft(st.v[ob + j] + gamma * u, kappa)
-        d1 += u * y
-        d2 += u * u if y != 0.0 else 0.0
-        val += 0.5 * (y * y - st.w[ob + j] * st.w[ob + j])
-    ow = ob + 3 * K
-    for j in range(K * K):
-        u = buf.v_trans[j]
-        y = _soft(st.v[ow + j] + gamma * u, kappa)
-        d1 += u * y
-        d2 += u * u if y != 0.0 else 0.0
-        val += 0.5 * (y * y - st.w[ow + j] * st.w[ow + j])
-    return d1, d2, val
-
-
-@njit(**NJIT)
-def _line_eval(blk, st, idx, buf, d_unary, d_pair, gamma):
-    """(f'(gamma), f''(gamma), f(gamma) - f(0) + H~(mu_i), H~(mu_i + gamma delta)) of the
-    line-search objective f(gamma) = H~(mu_i + gamma delta) - lam n g*(v + gamma u)."""
-    fph, fpph, h = _evaluate(st.mu_unary, blk.u0, st.mu_pair, blk.p0, d_unary, d_pair,
-                             blk.T, blk.K, gamma)
-    d1, d2, val = _quadratic(blk, st, idx, buf, gamma)
-    return fph - blk.lam_n * d1, fpph - blk.lam_n * d2, h - blk.lam_n * val, h
-
-
-@njit(**NJIT)
-def _slope_at_one(blk, st, idx, buf):
-    """-f'(1) / (lam n) = <u, S(v + u)> - <u, w>, known without an entropy evaluation:
-    at gamma = 1 the block is nu_i(w), where f'_H(1) = lam n <u, w>; ||u||^2 when
-    kappa = 0."""
-    if blk.kappa == 0.0:
-        return blk.vv
-    return _quadratic(blk, st, idx, buf, 1.0)[0] - blk.wv
-
-
 @njit(inline="always", **NJIT)
 def _move_l1(st, j, x, kappa):
     """v_j += x, w_j = S_kappa(v_j); returns the change of w_j^2."""
     st.v[j] += x
-    y = _soft(st.v[j], kappa)
+    y = soft(st.v[j], kappa)
     change = y * y - st.w[j] * st.w[j]
     st.w[j] = y
     return change
@@ -481,16 +331,12 @@ def _apply_primal_l1(st, idx, buf, blk, gamma, atomic):
     held = -1
     for r in range(idx.uniq_ptr[blk.i + 1] - ua0):
         a = idx.uniq_attr[ua0 + r]
-        if atomic and _stripe(a, blk.n_attr, st.locks) != held:
-            if held >= 0:
-                unlock(st.locks, held)
-            held = _stripe(a, blk.n_attr, st.locks)
-            lock(st.locks, held)
+        if atomic:
+            held = hold_stripe(st.locks, held, a, blk.n_attr)
         base = a * K
         for k in range(K):
             change += _move_l1(st, base + k, gamma * buf.v_emission[r * K + k], kappa)
-    if held >= 0:
-        unlock(st.locks, held)
+    release_stripe(st.locks, held)
     ob = blk.n_attr * K
     if atomic:
         lock(st.locks, BIAS_LOCK)
@@ -518,87 +364,104 @@ def _read_transitions(w, n_attr, K, buf):
     return transition_potentials(buf.w_trans, 0, K, buf.ws.trans)
 
 
+@njit(inline="always", **NJIT)
+def _chain(buf, T, K, tmax):
+    """log Z of the chain of the unary scores ``buf.ws.scores`` and the transition weights
+    ``buf.w_trans`` (exp(W - tmax) in ``buf.ws.trans``), its marginals nu in the
+    workspace's unary and pair."""
+    return chain_marginals(buf.ws, T, K, buf.w_trans, 0, tmax, 0.0, NO_LABELS, 0, False)[0]
+
+
+@njit(inline="always", **NJIT)
+def _oracle(w, n_attr, K, idx, st, buf, i, u0, p0, T):
+    """Phase ``oracle``: nu_i(w) into the workspace; returns log Z. Meanwhile the block
+    of the marginal store comes from memory."""
+    prefetch_range(st.mu_pair, p0, p0 + (T - 1) * K * K)
+    prefetch_range(st.mu_unary, u0, u0 + T * K)
+    unary_scores(w, n_attr, K, idx, i, buf.ws.scores)
+    tmax = _read_transitions(w, n_attr, K, buf)
+    logz = _chain(buf, T, K, tmax)
+    st.counters[ORACLE] += 1
+    return logz
+
+
+@njit(inline="always", **NJIT)
+def _gap(st, buf, i, u0, p0, T, K, logz):
+    """Phase ``gap``: the block gap of sequence i (:func:`_first_pass`), the workspace's
+    nu_i turned into delta = nu_i - mu_i."""
+    ws = buf.ws
+    return _first_pass(st.mu_unary, u0, st.mu_pair, p0, ws.unary, ws.pair, T, K, buf.v_trans,
+                       ws.scores, buf.w_trans, 0, logz, st.entropies[i])
+
+
+@njit(inline="always", **NJIT)
+def _direction(w, n_attr, K, idx, i, u0, p0, T, buf, d_unary, d_pair, sum_trans, opt):
+    """Phase ``direction``: the primal direction u of delta (:func:`_primal_direction`) into
+    the buffers; returns the step's :class:`~.sdca_linesearch.Block`."""
+    wv, vv = _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, -1.0 / opt.lam_n,
+                               buf.v_emission, buf.v_bias, buf.v_trans, sum_trans, opt.mask)
+    return Block(i, u0, p0, T, K, n_attr, opt.lam_n, wv, vv, opt.kappa)
+
+
+@njit(inline="always", **NJIT)
+def _update(w, idx, st, buf, blk, d_unary, d_pair, gamma, h_ls, h_old, opt):
+    """Phase ``update``: the dual block (with its new entropy), then w, for a step gamma
+    that is not 0; returns the step taken (0 when it would lower the dual)."""
+    i, u0, p0, T, K, n_attr = blk.i, blk.u0, blk.p0, blk.T, blk.K, blk.n_attr
+    lam_n, method = opt.lam_n, opt.method
+    wv, vv = blk.wv, blk.vv
+    if opt.exact_store and not np.isnan(h_ls):
+        h_new = h_ls
+        _move_dual(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, gamma)
+    elif opt.exact_store:
+        h_new = _apply_dual(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, gamma)
+    else:
+        _store_applied_delta(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, gamma)
+        blk = _direction(w, n_attr, K, idx, i, u0, p0, T, buf, d_unary, d_pair, True, opt)
+        wv, vv = blk.wv, blk.vv
+        h_new = chain_entropy(st.mu_unary, u0, st.mu_pair, p0, T, K)
+    if opt.kappa == 0.0:
+        gain = (h_new - h_old) - lam_n * gamma * (wv + 0.5 * gamma * vv)
+    else:
+        gain = (h_new - h_old) - lam_n * quadratic(blk, st, idx, buf, gamma)[2]
+    if gain < 0.0 and method != FIXED and method != SINGLE_NEWTON and not opt.midpoint:
+        # rounding near a root at 0: the exact line search never lowers the dual
+        h_new = _apply_dual(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K,
+                            -gamma)
+        gamma = 0.0
+    elif opt.kappa == 0.0:
+        _apply_primal(w, n_attr, K, idx, i, gamma, buf.v_emission, buf.v_bias,
+                      buf.v_trans, st.locks, opt.atomic)
+        st.scalars[W_NORM2] += 2.0 * gamma * wv + gamma * gamma * vv
+    else:
+        st.scalars[W_NORM2] += _apply_primal_l1(st, idx, buf, blk, gamma, opt.atomic)
+    st.scalars[SUM_ENTROPY] += h_new - h_old
+    st.entropies[i] = h_new
+    return gamma
+
+
 @njit(**NJIT)
 def sdca_step(i, w, n_attr, K, idx, st, buf, opt):
     """One SDCA iteration on sequence i; returns (fresh gap g_i, step size gamma)."""
-    lam_n, method, tol = opt.lam_n, opt.method, opt.tol
     ws = buf.ws
     c_start = cycles()
     start = idx.offsets[i]
     T = idx.offsets[i + 1] - start
     u0 = start * K
     p0 = (start - i) * K * K
-    # 1. oracle at w; meanwhile the block of the marginal store comes from memory
-    prefetch_range(st.mu_pair, p0, p0 + (T - 1) * K * K)
-    prefetch_range(st.mu_unary, u0, u0 + T * K)
-    unary_scores(w, n_attr, K, idx, i, ws.scores)
-    tmax = _read_transitions(w, n_attr, K, buf)
-    logz = chain_marginals(ws, T, K, buf.w_trans, 0, tmax, 0.0, NO_LABELS, 0, False)[0]
-    st.counters[ORACLE] += 1
+    logz = _oracle(w, n_attr, K, idx, st, buf, i, u0, p0, T)
     c_oracle = cycles()
-    # 2. gap and delta
-    gap = _first_pass(st.mu_unary, u0, st.mu_pair, p0, ws.unary, ws.pair, T, K, buf.v_trans,
-                      ws.scores, buf.w_trans, 0, logz, st.entropies[i])
+    gap = _gap(st, buf, i, u0, p0, T, K, logz)
     d_unary = ws.unary
     d_pair = ws.pair
     c_gap = cycles()
-    # 3. primal direction u
-    wv, vv = _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, -1.0 / lam_n,
-                               buf.v_emission, buf.v_bias, buf.v_trans, False, opt.mask)
-    blk = _Block(i, u0, p0, T, K, n_attr, lam_n, wv, vv, opt.kappa)
-    # 4. line search on f(gamma) = H~(mu + gamma delta) - lam n g*(v + gamma u)
+    blk = _direction(w, n_attr, K, idx, i, u0, p0, T, buf, d_unary, d_pair, False, opt)
     c_ls = cycles()
     h_old = st.entropies[i]
-    # f'(0) = D~(mu || nu) + D~(nu || mu) (math.md section 5.3): the second divergence
-    # needs log mu, a logarithm per entry; 2 D~(mu || nu) (equal to second order) gives
-    # the search its start and the step's sign at no cost
-    fp0 = 2.0 * gap
-    gamma = 0.0
-    evals = 0
-    h_ls = np.nan  # the entropy at the accepted gamma, when the line search evaluated it
-    if method == FIXED:
-        gamma = opt.fixed_step
-    elif fp0 > 0.0:
-        max_evals = 1 if method == SINGLE_NEWTON else MAX_LINE_SEARCH_ITERATIONS
-        if (method == NEWTON or method == SINGLE_NEWTON) and opt.midpoint:
-            gamma, evals = _rtsafe(blk, st, idx, buf, d_unary, d_pair, tol, max_evals)
-        elif method == NEWTON or method == SINGLE_NEWTON:
-            gamma, evals, h_ls = _newton(blk, st, idx, buf, d_unary, d_pair, fp0, tol,
-                                         max_evals)
-        else:
-            gamma, evals = _golden(blk, st, idx, buf, d_unary, d_pair, h_old, tol)
+    gamma, evals, h_ls = line_search(blk, st, idx, buf, d_unary, d_pair, gap, h_old, opt)
     c_end_ls = cycles()
-    # 5. updates: the dual block (with its new entropy), then w
     if gamma != 0.0:
-        if opt.exact_store and not np.isnan(h_ls):
-            h_new = h_ls
-            _move_dual(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, gamma)
-        elif opt.exact_store:
-            h_new = _apply_dual(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, gamma)
-        else:
-            _store_applied_delta(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, gamma)
-            wv, vv = _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, -1.0 / lam_n,
-                                       buf.v_emission, buf.v_bias, buf.v_trans, True,
-                                       opt.mask)
-            blk = _Block(i, u0, p0, T, K, n_attr, lam_n, wv, vv, opt.kappa)
-            h_new = chain_entropy(st.mu_unary, u0, st.mu_pair, p0, T, K)
-        if opt.kappa == 0.0:
-            gain = (h_new - h_old) - lam_n * gamma * (wv + 0.5 * gamma * vv)
-        else:
-            gain = (h_new - h_old) - lam_n * _quadratic(blk, st, idx, buf, gamma)[2]
-        if gain < 0.0 and method != FIXED and method != SINGLE_NEWTON and not opt.midpoint:
-            # rounding near a root at 0: the exact line search never lowers the dual
-            h_new = _apply_dual(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K,
-                                -gamma)
-            gamma = 0.0
-        elif opt.kappa == 0.0:
-            _apply_primal(w, n_attr, K, idx, i, gamma, buf.v_emission, buf.v_bias,
-                          buf.v_trans, st.locks, opt.atomic)
-            st.scalars[W_NORM2] += 2.0 * gamma * wv + gamma * gamma * vv
-        else:
-            st.scalars[W_NORM2] += _apply_primal_l1(st, idx, buf, blk, gamma, opt.atomic)
-        st.scalars[SUM_ENTROPY] += h_new - h_old
-        st.entropies[i] = h_new
+        gamma = _update(w, idx, st, buf, blk, d_unary, d_pair, gamma, h_ls, h_old, opt)
     if gamma == 0.0:
         st.counters[NULL_STEPS] += 1
     st.counters[UPDATES] += 1
@@ -611,129 +474,6 @@ def sdca_step(i, w, n_attr, K, idx, st, buf, opt):
     st.counters[CYC_LS] += c_end_ls - c_ls
     st.counters[CYC_UPDATE] += c_end - c_end_ls
     return gap, gamma
-
-
-@njit(**NJIT)
-def _newton(blk, st, idx, buf, d_unary, d_pair, fp0, tol, max_evals):
-    """Safeguarded Newton on f' over the bracket [0, 1], where f'(0) > 0 >= f'(1).
-
-    Starts at the regula-falsi point of the bracket, fp0 / (fp0 - f'(1)), with fp0 the
-    estimate 2 D~(mu || nu) of f'(0) and f'(1) known without an entropy evaluation
-    (:func:`_slope_at_one`; -lam n ||u||^2 without L1, ``math.md`` section 5.3): on the
-    datasets here this needs fewer evaluations than a first Newton step from 0, where
-    the log-barrier of small marginals makes f''(0) huge. The exact f'(0) would cost a
-    logarithm per entry; with the estimate, whole runs need fewer evaluations per step on
-    POS and a few more on OCR (``docs/benchmarks.md``). A Newton step is taken when it
-    stays inside the bracket and the previous step at least halved |f'|; otherwise the
-    bracket is bisected.
-    Stops once the next step would be shorter than ``tol`` and returns the point just
-    evaluated, which is then within about ``tol`` of the maximizer: its entropy
-    H~(mu_i + gamma delta) is known, so the update need not take a logarithm again
-    (``math.md`` section 5.3). After ``max_evals`` evaluations it returns the next point
-    instead (1: the single-Newton-step variant, whose step is the Newton point).
-    Returns (gamma, evaluations, the entropy at gamma or NaN if gamma was not evaluated).
-    """
-    lo = 0.0
-    hi = 1.0
-    gamma = fp0 / (fp0 + blk.lam_n * _slope_at_one(blk, st, idx, buf))
-    fp_prev = np.inf
-    evals = 0
-    for _ in range(max_evals):
-        fp, fpp, _f, h = _line_eval(blk, st, idx, buf, d_unary, d_pair, gamma)
-        evals += 1
-        if fp > 0.0:
-            lo = gamma
-        else:
-            hi = gamma
-        new = gamma - fp / fpp
-        if not (lo < new < hi) or abs(fp) > 0.5 * abs(fp_prev):
-            new = 0.5 * (lo + hi)
-        fp_prev = fp
-        if abs(new - gamma) < tol and max_evals > 1:
-            return gamma, evals, h
-        gamma = new
-    return gamma, evals, np.nan
-
-
-@njit(**NJIT)
-def _rtsafe(blk, st, idx, buf, d_unary, d_pair, tol, max_evals):
-    """The paper's line search: Numerical Recipes' ``rtsafe`` on f' over [0, 1] from the
-    midpoint, step for step as [LP]'s ``safe_newton`` (``math.md`` section 5.3).
-
-    f'(1) < 0 unless the direction is zero (known for free, :func:`_slope_at_one`), in
-    which case the step is 1. Otherwise start at gamma = 0.5 with dx_old = dx = 1, the
-    bracket width, and evaluate there. Each round: the Newton step dx = f'/f'' is kept
-    when gamma - dx stays in the bracket (ends included) and |dx| <= |dx_old| / 2 (dx_old:
-    the step before last), else the bracket is bisected; stop as soon as the last step is
-    shorter than ``tol`` (with ``tol`` = 0.5: after one Newton step from 0.5 when it is
-    kept), else evaluate at the new point and only then shrink the bracket to it. So the
-    first round tests Newton against [0, 1] and a bisection there returns to 0.5; [LP]
-    evaluates 0.5 again (the same values), which is skipped here: the trajectory is
-    [LP]'s, the count of evaluations is one lower after such a first bisection.
-    ``max_evals`` bounds the evaluations (1: the first move to a point not yet
-    evaluated, Newton or bisection, is the step). Returns
-    (gamma, evaluations).
-    """
-    if not blk.lam_n * _slope_at_one(blk, st, idx, buf) > 0.0:
-        return 1.0, 0
-    lo = 0.0  # f'(lo) > 0
-    hi = 1.0  # f'(hi) < 0
-    gamma = 0.5
-    dx_old = 1.0
-    dx = 1.0
-    fp, fpp, _f, _h = _line_eval(blk, st, idx, buf, d_unary, d_pair, gamma)
-    evals = 1
-    for _ in range(MAX_LINE_SEARCH_ITERATIONS):
-        newton = fp / fpp
-        new = gamma - newton
-        keep = lo <= new <= hi and abs(newton) <= 0.5 * abs(dx_old)  # false if NaN
-        dx_old, prev = dx, gamma
-        if keep:
-            dx = newton
-            gamma = new
-        else:
-            dx = 0.5 * (hi - lo)
-            gamma = lo + dx
-        if abs(dx) < tol:
-            break
-        if gamma != prev:  # [LP] evaluates again at an unchanged point: same values
-            if evals >= max_evals:
-                break
-            fp, fpp, _f, _h = _line_eval(blk, st, idx, buf, d_unary, d_pair, gamma)
-            evals += 1
-        if fp > 0.0:  # f' decreases: the root is to the right
-            lo = gamma
-        else:
-            hi = gamma
-    return gamma, evals
-
-
-@njit(**NJIT)
-def _golden(blk, st, idx, buf, d_unary, d_pair, h0, tol):
-    """Bounded golden-section search for the maximum of f on [0, 1]."""
-    a = 0.0
-    b = 1.0
-    x1 = b - _INV_PHI * (b - a)
-    x2 = a + _INV_PHI * (b - a)
-    f1 = _line_eval(blk, st, idx, buf, d_unary, d_pair, x1)[2]
-    f2 = _line_eval(blk, st, idx, buf, d_unary, d_pair, x2)[2]
-    evals = 2
-    while b - a > tol and evals < MAX_LINE_SEARCH_ITERATIONS:
-        if f1 < f2:
-            a = x1
-            x1, f1 = x2, f2
-            x2 = a + _INV_PHI * (b - a)
-            f2 = _line_eval(blk, st, idx, buf, d_unary, d_pair, x2)[2]
-        else:
-            b = x2
-            x2, f2 = x1, f1
-            x1 = b - _INV_PHI * (b - a)
-            f1 = _line_eval(blk, st, idx, buf, d_unary, d_pair, x1)[2]
-        evals += 1
-    gamma, f = (x1, f1) if f1 >= f2 else (x2, f2)
-    if f < h0:  # f(0) = H~(mu) = h0 (values shifted so that f(0) is the block's entropy)
-        return 0.0, evals
-    return gamma, evals
 
 
 @njit(**NJIT)
@@ -754,7 +494,7 @@ def sdca_run_lanes(me, quota, samplers, members, busy, lane_locks, w, n_attr, K,
     """This thread's share of a parallel run: the draws of lane ``me`` (``quota[me]`` of
     them, from its sampler), then, while another lane has draws left, those, from that
     lane's sampler. Each lane's sampler is drawn from and updated under its lock
-    (``lane_locks[t * _LOCK_SPACING]``, :func:`lane_locks`); ``busy`` marks the
+    (``lane_locks[t * LOCK_SPACING]``, :func:`~.sdca_locks.lane_locks`); ``busy`` marks the
     sequences a thread is stepping on, which no other thread draws meanwhile. So every
     lane's draws follow its own sampler, as with one thread per lane, and no thread
     waits for another at the end.
@@ -764,7 +504,7 @@ def sdca_run_lanes(me, quota, samplers, members, busy, lane_locks, w, n_attr, K,
         t = (me + r) % lanes
         s = samplers[t]
         mem = members[t]
-        lk = t * _LOCK_SPACING
+        lk = t * LOCK_SPACING
         while True:
             lock(lane_locks, lk)
             if quota[t] == 0:
@@ -786,21 +526,19 @@ def sdca_run_lanes(me, quota, samplers, members, busy, lane_locks, w, n_attr, K,
             unlock(lane_locks, lk)
 
 
+
 @njit(**NJIT)
 def refresh_gaps(w, n_attr, K, idx, st, buf, sampler, members):
     """Recompute the stored gap of the sequences ``members`` (``sampler``'s) at w."""
-    ws = buf.ws
     tmax = _read_transitions(w, n_attr, K, buf)
     total = 0.0
     for j in range(len(members)):
         i = members[j]
         start = idx.offsets[i]
         T = idx.offsets[i + 1] - start
-        unary_scores(w, n_attr, K, idx, i, ws.scores)
-        logz = chain_marginals(ws, T, K, buf.w_trans, 0, tmax, 0.0, NO_LABELS, 0, False)[0]
-        gap = _first_pass(st.mu_unary, start * K, st.mu_pair, (start - i) * K * K, ws.unary,
-                          ws.pair, T, K, buf.v_trans, ws.scores, buf.w_trans, 0, logz,
-                          st.entropies[i])
+        unary_scores(w, n_attr, K, idx, i, buf.ws.scores)
+        logz = _chain(buf, T, K, tmax)
+        gap = _gap(st, buf, i, start * K, (start - i) * K * K, T, K, logz)
         record_gap(sampler, j, gap)
         total += sampler.gaps[j]
     st.counters[ORACLE] += len(members)

@@ -1,0 +1,290 @@
+"""SDCA's line searches (``math.md`` section 5.3): the step size gamma in [0, 1] of
+a step, maximizing f(gamma) = H~(mu_i + gamma delta) - lam n g*(v + gamma u) along the
+ascent direction delta of the dual block and the primal direction u (the
+``line_search`` phase of a step, :func:`line_search`).
+
+Every evaluation (:func:`_line_eval`) computes f', f'' and the entropy at the trial point
+together in one pass over the block of the store, so the accepted point's entropy costs
+nothing more; the quadratic part comes from <w, u> and ||u||^2 alone without L1, and from
+a pass over the support of u with it (:func:`quadratic`).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from ..jit import NJIT, NJIT_FAST
+from ..model.fastmath import flog_normal
+from .registry import LINE_SEARCHES
+
+LINE_SEARCH_CODES = {name: code for code, name in enumerate(LINE_SEARCHES)}
+NEWTON, SINGLE_NEWTON, FIXED, GOLDEN = (
+    LINE_SEARCH_CODES[name] for name in ("newton", "single-newton", "fixed", "golden"))
+MAX_LINE_SEARCH_ITERATIONS = 100
+_INV_PHI = 0.6180339887498949
+
+
+@njit(**NJIT_FAST)
+def _entropy_terms(mu, m0, d, size, gamma):
+    """(-sum d log q, -sum d^2 / q, -sum q log q) at q = mu + gamma d over a table."""
+    fp = 0.0
+    fpp = 0.0
+    h = 0.0
+    m_blk = mu[m0:m0 + size]
+    for j in range(size):
+        dj = d[j]
+        q = m_blk[j] + gamma * dj
+        lq = flog_normal(q)
+        pos = q > 0.0
+        fp -= dj * lq if pos else 0.0
+        fpp -= dj * dj / q if pos else 0.0
+        h -= q * lq if pos else 0.0
+    return fp, fpp, h
+
+
+@njit(**NJIT)
+def _evaluate(mu_unary, u0, mu_pair, p0, d_unary, d_pair, T, K, gamma):
+    """(f'_H, f''_H, H~) at mu + gamma delta: entropy part of f and its derivatives."""
+    if T == 1:
+        return _entropy_terms(mu_unary, u0, d_unary, K, gamma)
+    fp, fpp, h = _entropy_terms(mu_pair, p0, d_pair, (T - 1) * K * K, gamma)
+    fps, fpps, hs = _entropy_terms(mu_unary, u0 + K, d_unary[K:], (T - 2) * K, gamma)
+    return fp - fps, fpp - fpps, h - hs
+
+
+class Block(NamedTuple):
+    """A step's block of the store and the quadratic part of its line search.
+
+    The dual's quadratic term along the step is lam n g*(v + gamma u) with v the
+    unthresholded weights, u the sparse direction (in the buffers) and, for the elastic
+    net, g*(v) = 1/2 ||S_kappa(v)||^2 (``math.md`` section 8); with kappa = 0 it is
+    1/2 ||w + gamma u||^2, known from <w, u> and ||u||^2 alone.
+    """
+
+    i: int
+    u0: int  # where the block's unary marginals start in the store
+    p0: int  # where its pairwise marginals start
+    T: int
+    K: int
+    n_attr: int
+    lam_n: float
+    wv: float  # <w, u>
+    vv: float  # ||u||^2
+    kappa: float
+
+
+@njit(inline="always", **NJIT)
+def soft(x, kappa):
+    """The soft-threshold S_kappa(x) = sign(x) max(|x| - kappa, 0)."""
+    return x - kappa if x > kappa else (x + kappa if x < -kappa else 0.0)
+
+
+@njit(**NJIT)
+def quadratic(blk, st, idx, buf, gamma):
+    """(Q'(gamma), Q''(gamma), Q(gamma) - Q(0)) of Q(gamma) = g*(v + gamma u)."""
+    wv, vv = blk.wv, blk.vv
+    if blk.kappa == 0.0:
+        return wv + gamma * vv, vv, gamma * (wv + 0.5 * gamma * vv)
+    kappa = blk.kappa
+    d1 = 0.0
+    d2 = 0.0
+    val = 0.0
+    K = blk.K
+    ua0 = idx.uniq_ptr[blk.i]
+    for r in range(idx.uniq_ptr[blk.i + 1] - ua0):
+        base = idx.uniq_attr[ua0 + r] * K
+        for k in range(K):
+            u = buf.v_emission[r * K + k]
+            x = st.v[base + k] + gamma * u
+            y = soft(x, kappa)
+            d1 += u * y
+            d2 += u * u if y != 0.0 else 0.0
+            val += 0.5 * (y * y - st.w[base + k] * st.w[base + k])
+    ob = blk.n_attr * K
+    for j in range(3 * K):
+        u = buf.v_bias[j]
+        y = soft(st.v[ob + j] + gamma * u, kappa)
+        d1 += u * y
+        d2 += u * u if y != 0.0 else 0.0
+        val += 0.5 * (y * y - st.w[ob + j] * st.w[ob + j])
+    ow = ob + 3 * K
+    for j in range(K * K):
+        u = buf.v_trans[j]
+        y = soft(st.v[ow + j] + gamma * u, kappa)
+        d1 += u * y
+        d2 += u * u if y != 0.0 else 0.0
+        val += 0.5 * (y * y - st.w[ow + j] * st.w[ow + j])
+    return d1, d2, val
+
+
+@njit(**NJIT)
+def _line_eval(blk, st, idx, buf, d_unary, d_pair, gamma):
+    """(f'(gamma), f''(gamma), f(gamma) - f(0) + H~(mu_i), H~(mu_i + gamma delta)) of the
+    line-search objective f(gamma) = H~(mu_i + gamma delta) - lam n g*(v + gamma u)."""
+    fph, fpph, h = _evaluate(st.mu_unary, blk.u0, st.mu_pair, blk.p0, d_unary, d_pair,
+                             blk.T, blk.K, gamma)
+    d1, d2, val = quadratic(blk, st, idx, buf, gamma)
+    return fph - blk.lam_n * d1, fpph - blk.lam_n * d2, h - blk.lam_n * val, h
+
+
+@njit(**NJIT)
+def _slope_at_one(blk, st, idx, buf):
+    """-f'(1) / (lam n) = <u, S(v + u)> - <u, w>, known without an entropy evaluation:
+    at gamma = 1 the block is nu_i(w), where f'_H(1) = lam n <u, w>; ||u||^2 when
+    kappa = 0."""
+    if blk.kappa == 0.0:
+        return blk.vv
+    return quadratic(blk, st, idx, buf, 1.0)[0] - blk.wv
+
+
+@njit(**NJIT)
+def _newton(blk, st, idx, buf, d_unary, d_pair, fp0, tol, max_evals):
+    """Safeguarded Newton on f' over the bracket [0, 1], where f'(0) > 0 >= f'(1).
+
+    Starts at the regula-falsi point of the bracket, fp0 / (fp0 - f'(1)), with fp0 the
+    estimate 2 D~(mu || nu) of f'(0) and f'(1) known without an entropy evaluation
+    (:func:`_slope_at_one`; -lam n ||u||^2 without L1, ``math.md`` section 5.3): on the
+    datasets here this needs fewer evaluations than a first Newton step from 0, where
+    the log-barrier of small marginals makes f''(0) huge. The exact f'(0) would cost a
+    logarithm per entry; with the estimate, whole runs need fewer evaluations per step on
+    POS and a few more on OCR (``docs/benchmarks.md``). A Newton step is taken when it
+    stays inside the bracket and the previous step at least halved |f'|; otherwise the
+    bracket is bisected.
+    Stops once the next step would be shorter than ``tol`` and returns the point just
+    evaluated, which is then within about ``tol`` of the maximizer: its entropy
+    H~(mu_i + gamma delta) is known, so the update need not take a logarithm again
+    (``math.md`` section 5.3). After ``max_evals`` evaluations it returns the next point
+    instead (1: the single-Newton-step variant, whose step is the Newton point).
+    Returns (gamma, evaluations, the entropy at gamma or NaN if gamma was not evaluated).
+    """
+    lo = 0.0
+    hi = 1.0
+    gamma = fp0 / (fp0 + blk.lam_n * _slope_at_one(blk, st, idx, buf))
+    fp_prev = np.inf
+    evals = 0
+    for _ in range(max_evals):
+        fp, fpp, _f, h = _line_eval(blk, st, idx, buf, d_unary, d_pair, gamma)
+        evals += 1
+        if fp > 0.0:
+            lo = gamma
+        else:
+            hi = gamma
+        new = gamma - fp / fpp
+        if not (lo < new < hi) or abs(fp) > 0.5 * abs(fp_prev):
+            new = 0.5 * (lo + hi)
+        fp_prev = fp
+        if abs(new - gamma) < tol and max_evals > 1:
+            return gamma, evals, h
+        gamma = new
+    return gamma, evals, np.nan
+
+
+@njit(**NJIT)
+def _rtsafe(blk, st, idx, buf, d_unary, d_pair, tol, max_evals):
+    """The paper's line search: Numerical Recipes' ``rtsafe`` on f' over [0, 1] from the
+    midpoint, step for step as [LP]'s ``safe_newton`` (``math.md`` section 5.3).
+
+    f'(1) < 0 unless the direction is zero (known for free, :func:`_slope_at_one`), in
+    which case the step is 1. Otherwise start at gamma = 0.5 with dx_old = dx = 1, the
+    bracket width, and evaluate there. Each round: the Newton step dx = f'/f'' is kept
+    when gamma - dx stays in the bracket (ends included) and |dx| <= |dx_old| / 2 (dx_old:
+    the step before last), else the bracket is bisected; stop as soon as the last step is
+    shorter than ``tol`` (with ``tol`` = 0.5: after one Newton step from 0.5 when it is
+    kept), else evaluate at the new point and only then shrink the bracket to it. So the
+    first round tests Newton against [0, 1] and a bisection there returns to 0.5; [LP]
+    evaluates 0.5 again (the same values), which is skipped here: the trajectory is
+    [LP]'s, the count of evaluations is one lower after such a first bisection.
+    ``max_evals`` bounds the evaluations (1: the first move to a point not yet
+    evaluated, Newton or bisection, is the step). Returns
+    (gamma, evaluations).
+    """
+    if not blk.lam_n * _slope_at_one(blk, st, idx, buf) > 0.0:
+        return 1.0, 0
+    lo = 0.0  # f'(lo) > 0
+    hi = 1.0  # f'(hi) < 0
+    gamma = 0.5
+    dx_old = 1.0
+    dx = 1.0
+    fp, fpp, _f, _h = _line_eval(blk, st, idx, buf, d_unary, d_pair, gamma)
+    evals = 1
+    for _ in range(MAX_LINE_SEARCH_ITERATIONS):
+        newton = fp / fpp
+        new = gamma - newton
+        keep = lo <= new <= hi and abs(newton) <= 0.5 * abs(dx_old)  # false if NaN
+        dx_old, prev = dx, gamma
+        if keep:
+            dx = newton
+            gamma = new
+        else:
+            dx = 0.5 * (hi - lo)
+            gamma = lo + dx
+        if abs(dx) < tol:
+            break
+        if gamma != prev:  # [LP] evaluates again at an unchanged point: same values
+            if evals >= max_evals:
+                break
+            fp, fpp, _f, _h = _line_eval(blk, st, idx, buf, d_unary, d_pair, gamma)
+            evals += 1
+        if fp > 0.0:  # f' decreases: the root is to the right
+            lo = gamma
+        else:
+            hi = gamma
+    return gamma, evals
+
+
+@njit(**NJIT)
+def _golden(blk, st, idx, buf, d_unary, d_pair, h0, tol):
+    """Bounded golden-section search for the maximum of f on [0, 1]."""
+    a = 0.0
+    b = 1.0
+    x1 = b - _INV_PHI * (b - a)
+    x2 = a + _INV_PHI * (b - a)
+    f1 = _line_eval(blk, st, idx, buf, d_unary, d_pair, x1)[2]
+    f2 = _line_eval(blk, st, idx, buf, d_unary, d_pair, x2)[2]
+    evals = 2
+    while b - a > tol and evals < MAX_LINE_SEARCH_ITERATIONS:
+        if f1 < f2:
+            a = x1
+            x1, f1 = x2, f2
+            x2 = a + _INV_PHI * (b - a)
+            f2 = _line_eval(blk, st, idx, buf, d_unary, d_pair, x2)[2]
+        else:
+            b = x2
+            x2, f2 = x1, f1
+            x1 = b - _INV_PHI * (b - a)
+            f1 = _line_eval(blk, st, idx, buf, d_unary, d_pair, x1)[2]
+        evals += 1
+    gamma, f = (x1, f1) if f1 >= f2 else (x2, f2)
+    if f < h0:  # f(0) = H~(mu) = h0 (values shifted so that f(0) is the block's entropy)
+        return 0.0, evals
+    return gamma, evals
+
+
+@njit(inline="always", **NJIT)
+def line_search(blk, st, idx, buf, d_unary, d_pair, gap, h_old, opt):
+    """The step size of a step whose block gap is ``gap`` and whose block entropy is
+    ``h_old``, by the line search ``opt.method``; returns (gamma, evaluations, the
+    entropy at gamma or NaN if the search did not evaluate it)."""
+    method = opt.method
+    # f'(0) = D~(mu || nu) + D~(nu || mu) (math.md section 5.3): the second divergence
+    # needs log mu, a logarithm per entry; 2 D~(mu || nu) (equal to second order) gives
+    # the search its start and the step's sign at no cost
+    fp0 = 2.0 * gap
+    gamma = 0.0
+    evals = 0
+    h_ls = np.nan  # the entropy at the accepted gamma, when the line search evaluated it
+    if method == FIXED:
+        gamma = opt.fixed_step
+    elif fp0 > 0.0:
+        max_evals = 1 if method == SINGLE_NEWTON else MAX_LINE_SEARCH_ITERATIONS
+        if (method == NEWTON or method == SINGLE_NEWTON) and opt.midpoint:
+            gamma, evals = _rtsafe(blk, st, idx, buf, d_unary, d_pair, opt.tol, max_evals)
+        elif method == NEWTON or method == SINGLE_NEWTON:
+            gamma, evals, h_ls = _newton(blk, st, idx, buf, d_unary, d_pair, fp0, opt.tol,
+                                         max_evals)
+        else:
+            gamma, evals = _golden(blk, st, idx, buf, d_unary, d_pair, h_old, opt.tol)
+    return gamma, evals, h_ls
