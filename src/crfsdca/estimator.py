@@ -513,7 +513,15 @@ class CRF(BaseEstimator):
         return out
 
     def predict_single(self, xseq) -> list[str]:
-        return self.predict([xseq])[0]
+        """The most likely label sequence of one sequence (by :attr:`tagger_`, which keeps
+        the model's decoder between calls, as sklearn-crfsuite's does)."""
+        model = self.model_
+        if isinstance(xseq, (str, bytes, dict)):
+            raise ValueError(f"xseq must be a list of items, got {type(xseq).__name__}")
+        if not len(xseq):
+            return []
+        del model
+        return self.tagger_.tag(xseq)
 
     def predict_marginals(self, X) -> list[list[dict[str, float]]]:
         """Per item, the marginal probability of every label."""
