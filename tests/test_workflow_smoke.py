@@ -296,8 +296,10 @@ def _check_terminated_run(work: Path, wf: SimpleNamespace) -> None:
         job = {"rule": "train", "local": False, "dataset": dataset, "run": rid}
         if not keep:  # the failed job's files are gone: the next call reruns it
             assert not (run / "meta.json").exists()
-        else:  # kept, and out of date: the next call reruns it too
-            assert json.loads((run / "meta.json").read_text())["status"] == "terminated"
+        else:  # kept: the next call moves its meta.json aside and reruns it too
+            assert not (run / "meta.json").exists()
+            stopped = json.loads((run / "meta.stopped.json").read_text())
+            assert stopped["status"] == "terminated"
             assert (run / "trace.csv").stat().st_size > 0 and (run / "weights.h5").exists()
             assert f"{run.relative_to(work)}: status 'terminated'" in again.stderr
         assert job in planned, again.stdout

@@ -81,7 +81,8 @@ def save_run(out_dir: Path, result, solver, meta: dict) -> None:
     """Write trace.csv, weights.h5 and, last, meta.json into ``out_dir``."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "meta.json").unlink(missing_ok=True)  # no older run beside the new files
+    for old in ("meta.json", "meta.stopped.json"):  # no older run beside the new files
+        (out_dir / old).unlink(missing_ok=True)
     p = solver.problem
     write_trace(out_dir / "trace.csv", result.rows)
     meta = {**meta, "status": result.status, "solver_seconds": result.solver_seconds,

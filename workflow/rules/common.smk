@@ -227,19 +227,21 @@ def unfinished_runs():
     return [(run, status) for run, status in found if status not in (None, *FINISHED)]
 
 
-def outdate_unfinished():
-    """Make every unfinished run out of date, so that Snakemake reruns it: its meta.json
-    gets the modification time of the epoch (older than its inputs; nothing of the run is
-    removed until the new one replaces it)."""
+def rerun_unfinished():
+    """Make Snakemake rerun every unfinished run: its meta.json is moved aside to
+    meta.stopped.json (the run's files stay for a look until the new run replaces them),
+    so that its output is missing. (Snakemake's --forcerun cannot be set from here: the
+    DAG's settings are replaced after the workflow is read.)"""
     for run, status in unfinished_runs():
-        os.utime(f"{run}/meta.json", (0, 0))
+        os.replace(f"{run}/meta.json", f"{run}/meta.stopped.json")
         print(
-            f"{run}: status {status!r}, the run did not finish: it will run again",
+            f"{run}: status {status!r}, the run did not finish: it will run again "
+            f"(its meta.json is kept as meta.stopped.json)",
             file=sys.stderr,
         )
 
 
-outdate_unfinished()
+rerun_unfinished()
 
 
 def group_runs(group):
