@@ -129,7 +129,7 @@ def test_conll2000_vendored_counts():
     train_tags = {y for s in corpus.train for y in s.labels}
     test_tags = {y for s in corpus.test for y in s.labels}
     assert len(train_tags) == 22
-    assert test_tags - train_tags == {"I-LST"}  # why K = 23 (README)
+    assert test_tags - train_tags == {"I-LST"}  # a test-only tag (docs/reproduction/table1.md)
 
 
 def test_conll2002_dutch_vendored_counts_keep_docstart():

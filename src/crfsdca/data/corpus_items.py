@@ -1,8 +1,9 @@
 """A dataset of ``config.yaml`` as python-crfsuite items, as CRFsuite's example scripts
 (``example/chunking.py``, ``example/ner.py``) make them: each token's attributes are the
 template strings (``w[0]=the``...) plus ``__BOS__`` on the first token and ``__EOS__`` on
-the last. The CRFsuite-format files of the README's example and of the benchmarks are
-written from these (``benchmarks/crfsuite_files.py``)."""
+the last. The CRFsuite-format files of the command-line example
+(``docs/guide/command-line.md``) and of the benchmarks are written from these
+(``benchmarks/crfsuite_files.py``)."""
 
 from __future__ import annotations
 

@@ -175,7 +175,8 @@ TABLE1 = Artifact(
     "Table 1 of the paper: for each dataset, d (number of weights, A*K + 3*K + K*K), n "
     "(training sequences), N (training tokens), K (labels), A (attributes), a (mean active "
     "attributes per token) and the float64 memory of the pairwise dual marginals, "
-    "(N - n) K^2 * 8 bytes. One row with our numbers, one with the paper's; README.md "
+    "(N - n) K^2 * 8 bytes. One row with our numbers, one with the paper's; "
+    "docs/reproduction/table1.md "
     "explains the differences.")
 
 REPORT = Artifact(
