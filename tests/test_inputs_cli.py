@@ -12,13 +12,10 @@ import time
 
 import numpy as np
 import pytest
+from inputs import DATA
 
 from crfsdca.cli import main
 from crfsdca.model_file import load_model
-
-X = [[{"w": "the"}, {"w": "cat", "cap": False}], [{"w": "a"}, {"w": "dog", "len": 0.6}]] * 8
-Y = [["D", "N"], ["D", "N"]] * 8
-DATA = "D\tw=the\nN\tw=cat\n\nD\tw=a\nN\tw=dog\n\n" * 8
 
 
 @pytest.fixture

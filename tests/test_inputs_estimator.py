@@ -5,21 +5,10 @@ TypeError, OSError subclasses) and its message, and that nothing is left behind.
 from __future__ import annotations
 
 import pytest
+from inputs import X, Y
 
 from crfsdca import CRF
 from crfsdca.errors import ConfigError, DivergedError, OutputError
-
-X = [[{"w": "the"}, {"w": "cat", "cap": False}], [{"w": "a"}, {"w": "dog", "len": 0.6}]] * 8
-Y = [["D", "N"], ["D", "N"]] * 8
-DATA = "D\tw=the\nN\tw=cat\n\nD\tw=a\nN\tw=dog\n\n" * 8
-
-
-@pytest.fixture
-def data_file(tmp_path):
-    path = tmp_path / "train.txt"
-    path.write_text(DATA, encoding="utf-8")
-    return path
-
 
 # ------------------------------------------------------------------------- the estimator
 

@@ -8,23 +8,12 @@ import os
 import h5py
 import numpy as np
 import pytest
+from inputs import X, Y
 
 from crfsdca import CRF
 from crfsdca.cli import main
 from crfsdca.errors import DataFormatError
 from crfsdca.model_file import dual_path, load_model
-
-X = [[{"w": "the"}, {"w": "cat", "cap": False}], [{"w": "a"}, {"w": "dog", "len": 0.6}]] * 8
-Y = [["D", "N"], ["D", "N"]] * 8
-DATA = "D\tw=the\nN\tw=cat\n\nD\tw=a\nN\tw=dog\n\n" * 8
-
-
-@pytest.fixture
-def data_file(tmp_path):
-    path = tmp_path / "train.txt"
-    path.write_text(DATA, encoding="utf-8")
-    return path
-
 
 # ------------------------------------------------------------------------ model and dual
 

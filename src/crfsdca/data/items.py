@@ -202,43 +202,28 @@ def _new_name(name: str, ids: dict[str, int], what: str = "attribute") -> int:
     return a
 
 
-def _add_item(item, ids: dict[str, int], grow: bool, attr_ids: list, weights: list) -> None:
-    """Append the attribute ids and weights of one item (new attributes get the next ids
-    with ``grow``, else are left out). The common items, flat dicts with str keys and str
-    or number values, and lists of strings, take a path without :func:`item_attributes`'s
-    tuples (most of the time of encoding sklearn-crfsuite's features); anything else
-    takes :func:`item_attributes`."""
+def _pairs(item):
+    """The (attribute, weight) pairs of one item. The common items, flat dicts with str
+    keys and str or number values, and lists of strings, take a path without
+    :func:`item_attributes`'s checks (most of the time of encoding sklearn-crfsuite's
+    features); anything else takes :func:`item_attributes`."""
     kind = type(item)
     if kind is dict:
         for key, value in item.items():
             t = type(value)
             if type(key) is not str or not (t is str or t in _NUMBERS):
-                break
-        else:
-            for key, value in item.items():
-                if type(value) is str:
-                    name, w = key + ":" + value, 1.0
-                else:
-                    name, w = key, float(value)
-                a = ids.get(name)
-                if a is None:
-                    if not grow:
-                        continue
-                    a = _new_name(name, ids)
-                attr_ids.append(a)
-                weights.append(w)
-            return
-    elif kind is list and all(type(s) is str for s in item):
-        for name in item:
-            a = ids.get(name)
-            if a is None:
-                if not grow:
-                    continue
-                a = _new_name(name, ids)
-            attr_ids.append(a)
-            weights.append(1.0)
-        return
-    for name, w in item_attributes(item):
+                return item_attributes(item)
+        return [(key + ":" + value, 1.0) if type(value) is str else (key, float(value))
+                for key, value in item.items()]
+    if kind is list and all(type(s) is str for s in item):
+        return [(name, 1.0) for name in item]
+    return item_attributes(item)
+
+
+def _add_item(item, ids: dict[str, int], grow: bool, attr_ids: list, weights: list) -> None:
+    """Append the attribute ids and weights of one item (new attributes get the next ids
+    with ``grow``, else are left out)."""
+    for name, w in _pairs(item):
         a = ids.get(name)
         if a is None:
             if not grow:
