@@ -21,6 +21,14 @@ WORKFLOW = {"snakemake", "pandas", "seaborn", "pyyaml"}
 USE = textwrap.dedent("""
     import sys, time
     t0 = time.perf_counter()
+    from numba.core import event
+
+    class Compiled(event.Listener):  # the package's kernels compiled in this process
+        modules = []
+        def on_start(self, ev): pass
+        def on_end(self, ev): self.modules.append(ev.data["dispatcher"].py_func.__module__)
+
+    event.register("numba:compile", Compiled())
     from crfsdca import CRF
     X = [[{"w": w, "cap": w[0].isupper(), "len": len(w) / 5}
           for w in s.split()] for s in ["The cat sat", "A Dog ran", "the dog sat"] * 20]
@@ -32,7 +40,9 @@ USE = textwrap.dedent("""
     assert again.predict(X[:3]) == y[:3]
     p = again.predict_marginals_single(X[0])
     assert abs(sum(p[0].values()) - 1) < 1e-9
-    print(f"ok {crf.training_log_[-1]['epoch']} epochs, {time.perf_counter() - t0:.1f}s")
+    ours = [m for m in Compiled.modules if m.startswith("crfsdca")]
+    print(f"ok {crf.training_log_[-1]['epoch']} epochs, {time.perf_counter() - t0:.1f}s, "
+          f"compiled {len(ours)}: {sorted(set(ours))}")
 """)
 
 DATA = "B-NP\tw=the\tcap=0\nI-NP\tw=cat\nB-VP\tw=sat\n\nB-NP\tw=a\nI-NP\tw=dog\nB-VP\tw=ran\n\n"
@@ -79,6 +89,8 @@ def test_fit_predict_save_load_and_the_command_line(venv):
     (work / "use.py").write_text(USE)
     out = _run([str(python), "use.py", "sdca"], cwd=work)
     assert out.stdout.startswith("ok"), out.stdout + out.stderr
+    # the wheel ships the kernels, compiled on this machine when it was built
+    assert "compiled 0:" in out.stdout, out.stdout
     (work / "train.txt").write_text(DATA)
     crfsdca = [str(python), "-m", "crfsdca"]
     _run(crfsdca + ["learn", "-q", "-m", "cli.model", "train.txt"], cwd=work)
@@ -91,6 +103,30 @@ def test_fit_predict_save_load_and_the_command_line(venv):
     assert report.returncode == 2
     assert "pip install 'crfsdca[workflow]'" in report.stderr
     assert "Traceback" not in report.stderr
+
+
+def test_the_shipped_kernels_seed_numba_cache_dir(venv, tmp_path):
+    """NUMBA_CACHE_DIR elsewhere (an empty folder): the kernels the wheel ships are copied
+    there, not compiled again; a second process finds them there."""
+    python, work = venv
+    (work / "use.py").write_text(USE)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    for _ in range(2):
+        out = _run([str(python), "use.py", "lbfgs"], cwd=work, env=env)
+        assert "compiled 0:" in out.stdout, out.stdout + out.stderr
+    assert list((tmp_path / "cache").rglob("*.nbi"))
+
+
+def test_a_wheel_built_without_the_kernels_compiles_them(tmp_path):
+    """CRFSDCA_PRECOMPILE=0 (or a build environment without numba): no kernels in the
+    wheel, no marker; the package compiles on first use as before."""
+    dist = tmp_path / "dist"
+    _run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist),
+          str(ROOT)], cwd=tmp_path, env=dict(os.environ, CRFSDCA_PRECOMPILE="0"))
+    import zipfile
+
+    names = zipfile.ZipFile(next(dist.glob("crfsdca-*.whl"))).namelist()
+    assert not [n for n in names if n.endswith((".nbi", ".nbc", "kernels-shipped.txt"))]
 
 
 def _read_only_supported() -> bool:
@@ -120,5 +156,6 @@ def test_read_only_package_and_home(venv, tmp_path):
     proc = _run(["unshare", "-m", "sh", "-c", script], cwd=work, env=env, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.startswith("ok")
+    assert "compiled 0:" in proc.stdout, proc.stdout  # the shipped kernels, from a temp copy
     warning = [line for line in proc.stderr.splitlines() if "NUMBA_CACHE_DIR" in line]
     assert len(warning) == 1 and "Traceback" not in proc.stderr, proc.stderr

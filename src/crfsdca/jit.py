@@ -1,8 +1,8 @@
 """How the package compiles its kernels and allocates their arrays, and two processor
 facilities numba does not expose.
 
-- :data:`NJIT` and :data:`NJIT_FAST`: the numba options of every kernel (cached where
-  numba can write its cache, see :func:`cache_available`;
+- :data:`NJIT` and :data:`NJIT_FAST`: the numba options of every kernel (cached, with the
+  kernels the wheel ships, see :mod:`crfsdca.kernel_cache`;
   nogil, numpy's error model so that divisions vectorize; ``NJIT_FAST`` also lets
   LLVM reorder reductions). One rule keeps runs bitwise reproducible under
   ``NJIT_FAST``: a reassociated sum never shares a loop with a store. LLVM guards a
@@ -29,9 +29,7 @@ facilities numba does not expose.
   finds its core taken: two SDCA lanes on NER then ran no faster than one.
 """
 
-import os
 import sys
-import warnings
 
 import numpy as np
 from llvmlite import ir
@@ -39,30 +37,9 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from . import kernel_cache
 
-def cache_available() -> bool:
-    """Whether numba can keep compiled kernels between processes: in ``$NUMBA_CACHE_DIR``
-    when it is set, else in the package's ``__pycache__`` folders when they can be written,
-    else in the user's cache folder (numba's own order of locations). Where none can be
-    written (a
-    read-only package and home, as in some containers), the kernels are compiled in every
-    process, with one warning that names ``NUMBA_CACHE_DIR``, instead of the RuntimeError
-    ("no locator available") numba raises at import."""
-    from numba.core import caching
-
-    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # numba < 0.62
-    for locator in impl._locator_classes:
-        if locator.from_function(cache_available, __file__) is not None:
-            return True
-    warnings.warn_explicit(  # one line: no source line to show under it
-        "no writable place for numba's cache (the package folder, NUMBA_CACHE_DIR="
-        f"{os.environ.get('NUMBA_CACHE_DIR', '(unset)')}, the user's cache folder): kernels "
-        "compile in every process; set NUMBA_CACHE_DIR to a writable folder to keep them",
-        RuntimeWarning, "crfsdca", 0)
-    return False
-
-
-NJIT = dict(cache=cache_available(), nogil=True, error_model="numpy")
+NJIT = dict(cache=kernel_cache.install(), nogil=True, error_model="numpy")
 """Options for every numba kernel of the package."""
 
 NJIT_FAST = dict(NJIT, fastmath={"reassoc", "contract", "nsz"})

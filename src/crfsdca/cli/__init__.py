@@ -27,7 +27,7 @@ EXIT_SIGPIPE = 141
 DESCRIPTION = ("crfsdca: linear-chain CRFs trained fast, with a certificate (a drop-in for "
                "CRFsuite's command line), and the reproduction of Le Priol et al., UAI 2018.")
 
-USER_COMMANDS = ("learn", "tag", "dump")
+USER_COMMANDS = ("learn", "tag", "dump", "precompile")
 """Training and tagging on your own data, as CRFsuite's command line."""
 WORKFLOW_COMMANDS = ("download", "featurize", "table1", "train", "crfsuite", "optimum",
                      "report")
