@@ -5,10 +5,14 @@ p, q >= 0 (a smooth, bound-constrained form of the L1 term), and the dual recomp
 full from the marginal store.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 import pytest
 import scipy.optimize
 from bruteforce import random_split
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crfsdca.errors import ConfigError
 from crfsdca.model.features import crfsuite_mask, soft_threshold
@@ -203,3 +207,51 @@ def test_the_optimum_and_its_support_agree_with_crfsuite_owlqn(tmp_path):
     clear = np.maximum(np.abs(w), np.abs(w_crf)) > 1e-5
     np.testing.assert_array_equal((w == 0)[clear], (w_crf == 0)[clear])
     assert (w == 0).sum() > 0.2 * p.dim
+
+
+class _Rows(NamedTuple):
+    """What l1_split reads of a SequenceIndex: one sequence's distinct attributes."""
+
+    uniq_ptr: np.ndarray
+    uniq_attr: np.ndarray
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), K=st.integers(1, 4), g_max=st.sampled_from([1.0, 1.7]))
+def test_the_split_quadratic_equals_the_direct_sum(seed, K, g_max):
+    """l1_split + quadratic give g*(v + gamma u) - g*(v) and its derivatives as the direct
+    sum over the support, for gamma in [0, g_max], with entries on the thresholds, zero
+    directions and entries that cross one or both thresholds."""
+    from crfsdca.solvers.sdca_linesearch import Block, l1_split, quadratic, soft
+
+    rng = np.random.default_rng(seed)
+    kappa, n_attr = 0.3, 5
+    rows = np.sort(rng.choice(n_attr, size=3, replace=False)).astype(np.int64)
+    v = rng.normal(scale=0.5, size=n_attr * K + 3 * K + K * K)
+    v[rng.random(len(v)) < 0.2] = kappa * rng.choice([-1.0, 1.0])  # on a threshold
+    u_em, u_bias, u_trans = (rng.normal(scale=0.6, size=m) for m in (3 * K, 3 * K, K * K))
+    for u in (u_em, u_bias, u_trans):
+        u[rng.random(len(u)) < 0.2] = 0.0
+    support = np.concatenate([np.arange(a * K, a * K + K) for a in rows]
+                             + [np.arange(n_attr * K, len(v))])
+    u_all = np.concatenate([u_em, u_bias, u_trans])
+    cross_v, cross_u = np.zeros(len(support) + 1), np.zeros(len(support) + 1)
+    idx = _Rows(np.array([0, len(rows)], dtype=np.int64), rows)
+    a0, b0, wv, n = l1_split(v, idx, 0, K, n_attr, kappa, g_max, u_em, u_bias, u_trans,
+                             cross_v, cross_u)
+    w = np.array([soft(x, kappa) for x in v[support]])
+    assert wv == pytest.approx(float(u_all @ w), abs=1e-12)
+    blk = Block(0, 0, 0, 2, K, n_attr, 1.0, wv, 0.0, kappa, a0, b0, n)
+    buf = _Cross(cross_v, cross_u)
+    for gamma in np.linspace(0.0, g_max, 7)[1:]:
+        y = np.array([soft(x, kappa) for x in v[support] + gamma * u_all])
+        d1, d2, val = quadratic(blk, None, idx, buf, gamma)
+        assert d1 == pytest.approx(float(u_all @ y), abs=1e-12)
+        assert val == pytest.approx(0.5 * float(y @ y - w @ w), abs=1e-12)
+        if np.all(np.abs(v[support] + gamma * u_all) != kappa):
+            assert d2 == pytest.approx(float(u_all[y != 0] @ u_all[y != 0]), abs=1e-12)
+
+
+class _Cross(NamedTuple):
+    cross_v: np.ndarray
+    cross_u: np.ndarray

@@ -146,6 +146,7 @@ class SDCA(Solver):
         lipschitz = None if p.radii is None else p.lam + np.asarray(p.radii) / n
         max_len = int(np.max(p.train.lengths()))
         vsize = max(max_distinct_attributes(self.index), 1) * K
+        support = (vsize + 3 * K + K * K + 1) if p.kappa else 0  # the crossing entries
         locks = row_locks(self.threads)
         self.lanes = []
         for t, members in enumerate(lane_members(n, self.threads, seed)):
@@ -154,7 +155,8 @@ class SDCA(Solver):
                 SDCAState(w, v, mu_unary, mu_pair, entropies, line_zeros(3),
                           line_zeros(N_COUNTERS, np.int64), line_zeros(1), locks),
                 SDCABuffers(make_workspace(max_len, K), aligned_zeros(vsize),
-                            aligned_zeros(3 * K), aligned_zeros(K * K), aligned_zeros(K * K)),
+                            aligned_zeros(3 * K), aligned_zeros(K * K), aligned_zeros(K * K),
+                            aligned_zeros(support), aligned_zeros(support)),
                 make_sampler(o["sampler"], o["non_uniformity"], len(members),
                              None if lipschitz is None else lipschitz[members]),
                 make_rng(seed if t == 0 else seed * 1_000_003 + t)))

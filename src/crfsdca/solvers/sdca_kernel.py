@@ -47,7 +47,15 @@ from ..model.oracle import (
 )
 from ..model.stats import mask_direction
 from .sampling import draw, record_gap
-from .sdca_linesearch import FIXED, SINGLE_NEWTON, Block, line_search, quadratic, soft
+from .sdca_linesearch import (
+    FIXED,
+    SINGLE_NEWTON,
+    Block,
+    l1_split,
+    line_search,
+    quadratic,
+    soft,
+)
 from .sdca_locks import BIAS_LOCK, LOCK_SPACING, TRANS_LOCK, hold_stripe, release_stripe
 
 # scalars[]: running quantities of the state
@@ -80,6 +88,8 @@ class SDCABuffers(NamedTuple):
     v_bias: np.ndarray  # 3K
     v_trans: np.ndarray  # KK
     w_trans: np.ndarray  # KK: the transition weights the oracle read (threads change w)
+    cross_v: np.ndarray  # elastic net: v and u of the entries whose sign may change in a
+    cross_u: np.ndarray  # step (Block.n_cross of them); u's largest support, plus one
 
 
 class SDCAOptions(NamedTuple):
@@ -152,9 +162,10 @@ def _first_pass(mu_unary, u0, mu_pair, p0, nu_unary, nu_pair, T, K, delta_sum, s
 
 @njit(**NJIT)
 def _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, scale, v_em, v_bias, v_trans,
-                      sum_trans, mask):
+                      sum_trans, mask, inner_products):
     """v = scale * E_delta[F(x_i, .)], restricted to the features of ``mask``, into the
-    sparse buffers; returns (<w, v>, ||v||^2).
+    sparse buffers; returns (<w, v>, ||v||^2) when ``inner_products``, else (0, 0)
+    without reading w (the elastic net's split computes <w, v> itself).
 
     With ``sum_trans`` false, ``v_trans`` already holds delta summed over the edges.
     """
@@ -197,6 +208,12 @@ def _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, scale, v_em, v_b
     ow = transition_offset(n_attr, K)
     wv = 0.0
     vv = 0.0
+    if not inner_products:
+        for j in range(nu * K):
+            v_em[j] *= scale
+        for j in range(KK):
+            v_trans[j] *= scale
+        return wv, vv
     for r in range(nu):
         base = idx.uniq_attr[ua0 + r] * K
         w_a = w[base:base + K]
@@ -312,21 +329,20 @@ def _store_applied_delta(mu_unary, u0, mu_pair, p0, d_unary, d_pair, T, K, gamma
 
 
 @njit(inline="always", **NJIT)
-def _move_l1(st, j, x, kappa):
-    """v_j += x, w_j = S_kappa(v_j); returns the change of w_j^2."""
-    st.v[j] += x
-    y = soft(st.v[j], kappa)
-    change = y * y - st.w[j] * st.w[j]
-    st.w[j] = y
-    return change
+def _move_l1(v, w, u, gamma, kappa):
+    """v += gamma u, w = S_kappa(v) over a row."""
+    for k in range(len(u)):
+        y = v[k] + gamma * u[k]
+        v[k] = y
+        w[k] = soft(y, kappa)
 
 
 @njit(**NJIT)
 def _apply_primal_l1(st, idx, buf, blk, gamma, atomic):
-    """v += gamma u and w = S_kappa(v) on the support of u; returns the change of ||w||^2.
-    With threads, each row under its lock, so that w = S_kappa(v) holds at every unlock."""
+    """v += gamma u and w = S_kappa(v) on the support of u (the change of ||w||^2 is
+    2 (Q(gamma) - Q(0)), known from the line search's split). With threads, each row
+    under its lock, so that w = S_kappa(v) holds at every unlock."""
     K, kappa = blk.K, blk.kappa
-    change = 0.0
     ua0 = idx.uniq_ptr[blk.i]
     held = -1
     for r in range(idx.uniq_ptr[blk.i + 1] - ua0):
@@ -334,22 +350,20 @@ def _apply_primal_l1(st, idx, buf, blk, gamma, atomic):
         if atomic:
             held = hold_stripe(st.locks, held, a, blk.n_attr)
         base = a * K
-        for k in range(K):
-            change += _move_l1(st, base + k, gamma * buf.v_emission[r * K + k], kappa)
+        _move_l1(st.v[base:base + K], st.w[base:base + K],
+                 buf.v_emission[r * K:(r + 1) * K], gamma, kappa)
     release_stripe(st.locks, held)
     ob = blk.n_attr * K
     if atomic:
         lock(st.locks, BIAS_LOCK)
-    for j in range(3 * K):
-        change += _move_l1(st, ob + j, gamma * buf.v_bias[j], kappa)
+    _move_l1(st.v[ob:ob + 3 * K], st.w[ob:ob + 3 * K], buf.v_bias, gamma, kappa)
     if atomic:
         unlock(st.locks, BIAS_LOCK)
         lock(st.locks, TRANS_LOCK)
-    for j in range(K * K):
-        change += _move_l1(st, ob + 3 * K + j, gamma * buf.v_trans[j], kappa)
+    ow = ob + 3 * K
+    _move_l1(st.v[ow:ow + K * K], st.w[ow:ow + K * K], buf.v_trans, gamma, kappa)
     if atomic:
         unlock(st.locks, TRANS_LOCK)
-    return change
 
 
 @njit(**NJIT)
@@ -373,11 +387,16 @@ def _chain(buf, T, K, tmax):
 
 
 @njit(inline="always", **NJIT)
-def _oracle(w, n_attr, K, idx, st, buf, i, u0, p0, T):
+def _oracle(w, n_attr, K, idx, st, buf, i, u0, p0, T, l1):
     """Phase ``oracle``: nu_i(w) into the workspace; returns log Z. Meanwhile the block
-    of the marginal store comes from memory."""
+    of the marginal store comes from memory, and with the elastic net (``l1``) the rows
+    of v the direction's split reads (v is another array than w then)."""
     prefetch_range(st.mu_pair, p0, p0 + (T - 1) * K * K)
     prefetch_range(st.mu_unary, u0, u0 + T * K)
+    if l1:
+        for r in range(idx.uniq_ptr[i], idx.uniq_ptr[i + 1]):
+            base = idx.uniq_attr[r] * K
+            prefetch_range(st.v, base, base + K)
     unary_scores(w, n_attr, K, idx, i, buf.ws.scores)
     tmax = _read_transitions(w, n_attr, K, buf)
     logz = _chain(buf, T, K, tmax)
@@ -395,12 +414,21 @@ def _gap(st, buf, i, u0, p0, T, K, logz):
 
 
 @njit(inline="always", **NJIT)
-def _direction(w, n_attr, K, idx, i, u0, p0, T, buf, d_unary, d_pair, sum_trans, opt):
+def _direction(w, n_attr, K, idx, i, u0, p0, T, st, buf, d_unary, d_pair, sum_trans, opt):
     """Phase ``direction``: the primal direction u of delta (:func:`_primal_direction`) into
-    the buffers; returns the step's :class:`~.sdca_linesearch.Block`."""
+    the buffers, and with the elastic net the split of its quadratic term
+    (:func:`~.sdca_linesearch.l1_split`, which gives <w, u> too); returns the step's
+    :class:`~.sdca_linesearch.Block`."""
+    ridge = opt.kappa == 0.0
     wv, vv = _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, -1.0 / opt.lam_n,
-                               buf.v_emission, buf.v_bias, buf.v_trans, sum_trans, opt.mask)
-    return Block(i, u0, p0, T, K, n_attr, opt.lam_n, wv, vv, opt.kappa)
+                               buf.v_emission, buf.v_bias, buf.v_trans, sum_trans, opt.mask,
+                               ridge)
+    a0, b0, n_cross = 0.0, 0.0, 0
+    if not ridge:
+        a0, b0, wv, n_cross = l1_split(st.v, idx, i, K, n_attr, opt.kappa,
+                                       max(1.0, opt.fixed_step), buf.v_emission,
+                                       buf.v_bias, buf.v_trans, buf.cross_v, buf.cross_u)
+    return Block(i, u0, p0, T, K, n_attr, opt.lam_n, wv, vv, opt.kappa, a0, b0, n_cross)
 
 
 @njit(inline="always", **NJIT)
@@ -417,13 +445,16 @@ def _update(w, idx, st, buf, blk, d_unary, d_pair, gamma, h_ls, h_old, opt):
         h_new = _apply_dual(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, gamma)
     else:
         _store_applied_delta(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, gamma)
-        blk = _direction(w, n_attr, K, idx, i, u0, p0, T, buf, d_unary, d_pair, True, opt)
+        blk = _direction(w, n_attr, K, idx, i, u0, p0, T, st, buf, d_unary, d_pair, True,
+                         opt)
         wv, vv = blk.wv, blk.vv
         h_new = chain_entropy(st.mu_unary, u0, st.mu_pair, p0, T, K)
+    q_change = 0.0  # Q(gamma) - Q(0) of the elastic net
     if opt.kappa == 0.0:
         gain = (h_new - h_old) - lam_n * gamma * (wv + 0.5 * gamma * vv)
     else:
-        gain = (h_new - h_old) - lam_n * quadratic(blk, st, idx, buf, gamma)[2]
+        q_change = quadratic(blk, st, idx, buf, gamma)[2]
+        gain = (h_new - h_old) - lam_n * q_change
     if gain < 0.0 and method != FIXED and method != SINGLE_NEWTON and not opt.midpoint:
         # rounding near a root at 0: the exact line search never lowers the dual
         h_new = _apply_dual(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K,
@@ -434,7 +465,8 @@ def _update(w, idx, st, buf, blk, d_unary, d_pair, gamma, h_ls, h_old, opt):
                       buf.v_trans, st.locks, opt.atomic)
         st.scalars[W_NORM2] += 2.0 * gamma * wv + gamma * gamma * vv
     else:
-        st.scalars[W_NORM2] += _apply_primal_l1(st, idx, buf, blk, gamma, opt.atomic)
+        _apply_primal_l1(st, idx, buf, blk, gamma, opt.atomic)
+        st.scalars[W_NORM2] += 2.0 * q_change
     st.scalars[SUM_ENTROPY] += h_new - h_old
     st.entropies[i] = h_new
     return gamma
@@ -449,13 +481,13 @@ def sdca_step(i, w, n_attr, K, idx, st, buf, opt):
     T = idx.offsets[i + 1] - start
     u0 = start * K
     p0 = (start - i) * K * K
-    logz = _oracle(w, n_attr, K, idx, st, buf, i, u0, p0, T)
+    logz = _oracle(w, n_attr, K, idx, st, buf, i, u0, p0, T, opt.kappa != 0.0)
     c_oracle = cycles()
     gap = _gap(st, buf, i, u0, p0, T, K, logz)
     d_unary = ws.unary
     d_pair = ws.pair
     c_gap = cycles()
-    blk = _direction(w, n_attr, K, idx, i, u0, p0, T, buf, d_unary, d_pair, False, opt)
+    blk = _direction(w, n_attr, K, idx, i, u0, p0, T, st, buf, d_unary, d_pair, False, opt)
     c_ls = cycles()
     h_old = st.entropies[i]
     gamma, evals, h_ls = line_search(blk, st, idx, buf, d_unary, d_pair, gap, h_old, opt)

@@ -61,7 +61,11 @@ class Block(NamedTuple):
     The dual's quadratic term along the step is lam n g*(v + gamma u) with v the
     unthresholded weights, u the sparse direction (in the buffers) and, for the elastic
     net, g*(v) = 1/2 ||S_kappa(v)||^2 (``math.md`` section 8); with kappa = 0 it is
-    1/2 ||w + gamma u||^2, known from <w, u> and ||u||^2 alone.
+    1/2 ||w + gamma u||^2, known from <w, u> and ||u||^2 alone. With kappa > 0 it is
+    piecewise quadratic in gamma: an entry whose v_j + gamma u_j keeps its side of
+    [-kappa, kappa] for every gamma the step can take adds a quadratic in gamma, summed
+    once per step into ``a0`` and ``b0`` (:func:`l1_split`); only the ``n_cross`` entries
+    that cross a threshold are evaluated at each gamma (:func:`quadratic`).
     """
 
     i: int
@@ -74,12 +78,72 @@ class Block(NamedTuple):
     wv: float  # <w, u>
     vv: float  # ||u||^2
     kappa: float
+    a0: float  # sum of u_j w_j over the entries off the thresholds on the whole range
+    b0: float  # sum of u_j^2 over the same entries
+    n_cross: int  # entries that cross a threshold, in the buffers' cross_v and cross_u
 
 
 @njit(inline="always", **NJIT)
 def soft(x, kappa):
-    """The soft-threshold S_kappa(x) = sign(x) max(|x| - kappa, 0)."""
-    return x - kappa if x > kappa else (x + kappa if x < -kappa else 0.0)
+    """The soft-threshold S_kappa(x) = sign(x) max(|x| - kappa, 0), without a branch
+    (x - kappa, x + kappa or exactly 0, as the three cases give)."""
+    return x - min(max(x, -kappa), kappa)
+
+
+@njit(inline="always", **NJIT_FAST)
+def _fixed_sums(v, u, kappa, g_max, a0, b0, wv):
+    """(a0, b0, wv) plus the sums of u_j w_j and u_j^2 over the entries of a row whose
+    v_j + gamma u_j stays on or beyond one threshold for gamma in [0, g_max] (where
+    S_kappa(v_j + gamma u_j) = w_j + gamma u_j), and of u_j w_j over all, w = S_kappa(v)
+    (a loop without stores: its sums may be reordered)."""
+    for k in range(len(u)):
+        x = v[k] + g_max * u[k]
+        w = soft(v[k], kappa)
+        f = (min(v[k], x) >= kappa) | (max(v[k], x) <= -kappa)
+        uw = u[k] * w
+        a0 += uw if f else 0.0
+        b0 += u[k] * u[k] if f else 0.0
+        wv += uw
+    return a0, b0, wv
+
+
+@njit(inline="always", **NJIT)
+def _crossing(v, u, kappa, g_max, n, cross_v, cross_u):
+    """Append the entries of a row whose v_j + gamma u_j crosses a threshold for some
+    gamma in [0, g_max] to the crossing list; returns its new length."""
+    for k in range(len(u)):
+        x = v[k] + g_max * u[k]
+        lo = min(v[k], x)
+        hi = max(v[k], x)
+        if (lo < -kappa and hi > -kappa) or (lo < kappa and hi > kappa):
+            cross_v[n] = v[k]
+            cross_u[n] = u[k]
+            n += 1
+    return n
+
+
+@njit(**NJIT)
+def l1_split(v, idx, i, K, n_attr, kappa, g_max, v_em, v_bias, v_trans, cross_v, cross_u):
+    """One pass over the support of u (the direction in ``v_em``, ``v_bias``, ``v_trans``)
+    that splits g*(v + gamma u), gamma in [0, g_max], into a fixed quadratic and the
+    entries that cross a threshold (copied to ``cross_v``, ``cross_u``); returns
+    (a0, b0, <w, u>, n_cross) for :class:`Block`, w = S_kappa(v)."""
+    a0 = 0.0
+    b0 = 0.0
+    wv = 0.0
+    n = 0
+    ua0 = idx.uniq_ptr[i]
+    for r in range(idx.uniq_ptr[i + 1] - ua0):
+        base = idx.uniq_attr[ua0 + r] * K
+        v_a = v[base:base + K]
+        u_a = v_em[r * K:(r + 1) * K]
+        a0, b0, wv = _fixed_sums(v_a, u_a, kappa, g_max, a0, b0, wv)
+        n = _crossing(v_a, u_a, kappa, g_max, n, cross_v, cross_u)
+    ob = n_attr * K
+    for v_r, u_r in ((v[ob:ob + 3 * K], v_bias), (v[ob + 3 * K:ob + 3 * K + K * K], v_trans)):
+        a0, b0, wv = _fixed_sums(v_r, u_r, kappa, g_max, a0, b0, wv)
+        n = _crossing(v_r, u_r, kappa, g_max, n, cross_v, cross_u)
+    return a0, b0, wv, n
 
 
 @njit(**NJIT)
@@ -89,34 +153,17 @@ def quadratic(blk, st, idx, buf, gamma):
     if blk.kappa == 0.0:
         return wv + gamma * vv, vv, gamma * (wv + 0.5 * gamma * vv)
     kappa = blk.kappa
-    d1 = 0.0
-    d2 = 0.0
-    val = 0.0
-    K = blk.K
-    ua0 = idx.uniq_ptr[blk.i]
-    for r in range(idx.uniq_ptr[blk.i + 1] - ua0):
-        base = idx.uniq_attr[ua0 + r] * K
-        for k in range(K):
-            u = buf.v_emission[r * K + k]
-            x = st.v[base + k] + gamma * u
-            y = soft(x, kappa)
-            d1 += u * y
-            d2 += u * u if y != 0.0 else 0.0
-            val += 0.5 * (y * y - st.w[base + k] * st.w[base + k])
-    ob = blk.n_attr * K
-    for j in range(3 * K):
-        u = buf.v_bias[j]
-        y = soft(st.v[ob + j] + gamma * u, kappa)
+    d1 = blk.a0 + gamma * blk.b0
+    d2 = blk.b0
+    val = gamma * (blk.a0 + 0.5 * gamma * blk.b0)
+    for c in range(blk.n_cross):
+        u = buf.cross_u[c]
+        v = buf.cross_v[c]
+        y = soft(v + gamma * u, kappa)
+        y0 = soft(v, kappa)
         d1 += u * y
         d2 += u * u if y != 0.0 else 0.0
-        val += 0.5 * (y * y - st.w[ob + j] * st.w[ob + j])
-    ow = ob + 3 * K
-    for j in range(K * K):
-        u = buf.v_trans[j]
-        y = soft(st.v[ow + j] + gamma * u, kappa)
-        d1 += u * y
-        d2 += u * u if y != 0.0 else 0.0
-        val += 0.5 * (y * y - st.w[ow + j] * st.w[ow + j])
+        val += 0.5 * (y * y - y0 * y0)
     return d1, d2, val
 
 
