@@ -148,8 +148,14 @@ def _item_split(items: list, ids: dict[str, int]) -> tuple[np.ndarray, np.ndarra
     for item in items:
         _add_item(item, ids, False, indices, values)
         indptr.append(len(indices))
-    return (np.array(indptr, dtype=np.int64), np.array(indices, dtype=np.int32),
-            _weights(values))
+    indptr, indices = np.array(indptr, dtype=np.int64), np.array(indices, dtype=np.int32)
+    known = indices >= 0  # the model's attributes
+    if not known.all():
+        kept = np.zeros(len(indices) + 1, dtype=np.int64)
+        np.cumsum(known, out=kept[1:])
+        indptr, indices = kept[indptr], indices[known]
+        values = [w for w, k in zip(values, known.tolist(), strict=True) if k]
+    return indptr, indices, _weights(values)
 
 
 def _weights(values: list[float]) -> np.ndarray:

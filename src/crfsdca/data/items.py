@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import numbers
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain, repeat
 from typing import NamedTuple
 
 import numpy as np
@@ -156,14 +157,15 @@ def encode(X, y, attributes: Vocabulary, labels: Vocabulary, grow: bool,
                     except ValueError as e:
                         raise ValueError(f"sequence {i}, item {t}: {e}") from None
                 label_ids.append(k)
-        for t, item in enumerate(xseq):
-            before = len(attr_ids)
-            try:
-                _add_item(item, ids, grow, attr_ids, weights)
-            except ValueError as e:
-                raise ValueError(f"sequence {i}, item {t}: {e}") from None
-            counts.append(len(attr_ids) - before)
-            tok += 1
+        if not _add_flat_dicts(xseq, ids, grow, attr_ids, weights, counts):
+            for t, item in enumerate(xseq):
+                before = len(attr_ids)
+                try:
+                    _add_item(item, ids, grow, attr_ids, weights)
+                except ValueError as e:
+                    raise ValueError(f"sequence {i}, item {t}: {e}") from None
+                counts.append(len(attr_ids) - before)
+        tok += len(xseq)
         lengths.append(len(xseq))
         if digests:
             digest_list.append(sequence_digest([item_attributes(item) for item in xseq],
@@ -176,16 +178,33 @@ def encode(X, y, attributes: Vocabulary, labels: Vocabulary, grow: bool,
            else np.zeros(n_tokens, dtype=np.int32))
     tok_ids = np.repeat(np.arange(n_tokens, dtype=np.int64), counts)
     weights = np.asarray(weights, dtype=np.float64)
+    attr_ids = np.asarray(attr_ids, dtype=np.int64)
+    if not grow:  # attributes the model lacks
+        known = attr_ids >= 0
+        tok_ids, attr_ids, weights = tok_ids[known], attr_ids[known], weights[known]
     bad = np.flatnonzero(~np.isfinite(weights))
     if len(bad):
         _refuse_weight(int(bad[0]), tok_ids, offsets, attr_ids, weights, ids)
-    indptr, indices, values, zeros = _csr(n_tokens, tok_ids,
-                                          np.asarray(attr_ids, dtype=np.int64),
-                                          weights, max(len(attributes), 1))
+    indptr, indices, values, zeros = _csr(n_tokens, tok_ids, attr_ids, weights,
+                                          max(len(attributes), 1))
     return Encoded(make_sequences(offsets, lab, indptr, indices, values), digest_list, zeros)
 
 
 _NUMBERS = (float, int, bool)
+_VALUE_TYPES = {str, *_NUMBERS}
+_STR = {str}
+_DICT = {dict}
+
+
+def _valid_name(name: str) -> bool:
+    """Whether :func:`_new_name` takes ``name``."""
+    if "\x00" in name:
+        return False
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _new_name(name: str, ids: dict[str, int], what: str = "attribute") -> int:
@@ -202,35 +221,64 @@ def _new_name(name: str, ids: dict[str, int], what: str = "attribute") -> int:
     return a
 
 
-def _pairs(item):
-    """The (attribute, weight) pairs of one item. The common items, flat dicts with str
-    keys and str or number values, and lists of strings, take a path without
+def _names_values(item) -> tuple[list[str], list[float]]:
+    """The attribute names of one item and their weights. The common items, flat dicts
+    with str keys and str or number values, and lists of strings, take a path without
     :func:`item_attributes`'s checks (most of the time of encoding sklearn-crfsuite's
     features); anything else takes :func:`item_attributes`."""
     kind = type(item)
     if kind is dict:
-        for key, value in item.items():
-            t = type(value)
-            if type(key) is not str or not (t is str or t in _NUMBERS):
-                return item_attributes(item)
-        return [(key + ":" + value, 1.0) if type(value) is str else (key, float(value))
-                for key, value in item.items()]
-    if kind is list and all(type(s) is str for s in item):
-        return [(name, 1.0) for name in item]
-    return item_attributes(item)
+        if set(map(type, item.values())) <= _VALUE_TYPES and set(map(type, item)) <= _STR:
+            return ([f"{key}:{value}" if type(value) is str else key
+                     for key, value in item.items()],
+                    [1.0 if type(value) is str else float(value) for value in item.values()])
+    elif kind is list and set(map(type, item)) <= _STR:
+        return item, [1.0] * len(item)
+    pairs = item_attributes(item)
+    return [name for name, _ in pairs], [w for _, w in pairs]
+
+
+def _add_flat_dicts(xseq: list, ids: dict[str, int], grow: bool, attr_ids: list,
+                    weights: list, counts: list) -> bool:
+    """:func:`_add_item` for a whole sequence at once when its items are all flat dicts
+    with str keys and str or number values (sklearn-crfsuite's features): one pass per
+    list instead of a few calls per item. Returns False, adding nothing, for any other
+    sequence, or one with a name that needs the item-by-item path's error message."""
+    if not set(map(type, xseq)) <= _DICT:
+        return False
+    if not (set(map(type, chain.from_iterable(map(dict.values, xseq)))) <= _VALUE_TYPES
+            and set(map(type, chain.from_iterable(xseq))) <= _STR):
+        return False
+    names = [f"{key}:{value}" if type(value) is str else key
+             for item in xseq for key, value in item.items()]
+    found = list(map(ids.get, names, repeat(-1, len(names))))
+    if grow and -1 in found:
+        unseen = [names[j] for j, a in enumerate(found) if a == -1]
+        if not all(_valid_name(name) for name in unseen):
+            return False
+        for j, a in enumerate(found):
+            if a == -1:  # looked up again: a repeat may have added it
+                a = ids.get(names[j])
+                found[j] = _new_name(names[j], ids) if a is None else a
+    attr_ids.extend(found)
+    weights.extend([1.0 if type(value) is str else float(value)
+                    for item in xseq for value in item.values()])
+    counts.extend(map(len, xseq))
+    return True
 
 
 def _add_item(item, ids: dict[str, int], grow: bool, attr_ids: list, weights: list) -> None:
-    """Append the attribute ids and weights of one item (new attributes get the next ids
-    with ``grow``, else are left out)."""
-    for name, w in _pairs(item):
-        a = ids.get(name)
-        if a is None:
-            if not grow:
-                continue
-            a = _new_name(name, ids)
-        attr_ids.append(a)
-        weights.append(w)
+    """Append the attribute ids and weights of one item: new attributes get the next ids
+    with ``grow``, else the id -1 (:func:`encode` leaves those out, all at once)."""
+    names, values = _names_values(item)
+    found = list(map(ids.get, names, repeat(-1, len(names))))
+    if grow and -1 in found:
+        for j, a in enumerate(found):
+            if a == -1:  # looked up again: a repeat within the item may have added it
+                a = ids.get(names[j])
+                found[j] = _new_name(names[j], ids) if a is None else a
+    attr_ids.extend(found)
+    weights.extend(values)
 
 
 def _refuse_weight(j: int, tok_ids, offsets, attr_ids, weights, ids) -> None:
