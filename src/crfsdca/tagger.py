@@ -35,7 +35,7 @@ from itertools import chain, repeat
 
 import numpy as np
 
-from .data.items import _add_item
+from .data.items import _add_flat_dicts, _add_item
 from .data.sequences import NO_VALUES, Sequences
 from .model.oracle import (
     forward_backward,
@@ -143,19 +143,21 @@ def encode_sequence(xseq, attribute_ids: dict[str, int]) -> Sequences:
 
 def _item_split(items: list, ids: dict[str, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(indptr, attribute ids, weights) of a sequence of any items, by the encoder of
-    training (:func:`crfsdca.data.items._add_item`; unknown attributes left out)."""
-    indptr, indices, values = [0], [], []
-    for item in items:
-        _add_item(item, ids, False, indices, values)
-        indptr.append(len(indices))
-    indptr, indices = np.array(indptr, dtype=np.int64), np.array(indices, dtype=np.int32)
+    training (:func:`crfsdca.data.items._add_flat_dicts`, else item by item with
+    :func:`crfsdca.data.items._add_item`; unknown attributes left out)."""
+    indices, values, counts = [], [], []
+    if not _add_flat_dicts(items, ids, False, indices, values, counts):
+        for item in items:
+            before = len(indices)
+            _add_item(item, ids, False, indices, values)
+            counts.append(len(indices) - before)
+    indices = np.array(indices, dtype=np.int32)
     known = indices >= 0  # the model's attributes
-    if not known.all():
-        kept = np.zeros(len(indices) + 1, dtype=np.int64)
-        np.cumsum(known, out=kept[1:])
-        indptr, indices = kept[indptr], indices[known]
-        values = [w for w, k in zip(values, known.tolist(), strict=True) if k]
-    return indptr, indices, _weights(values)
+    kept = np.zeros(len(indices) + 1, dtype=np.int64)
+    np.cumsum(known, out=kept[1:])
+    ends = np.cumsum(np.array(counts, dtype=np.int64))
+    indptr = np.concatenate(([0], kept[ends]))
+    return indptr, indices[known], _weights(np.array(values, dtype=np.float64)[known])
 
 
 def _weights(values: list[float]) -> np.ndarray:
