@@ -64,33 +64,21 @@ def _use(crf, X, folder: Path) -> None:
             tagger.marginal(tagger.labels()[0], 0)
 
 
-def _fits(algorithm: str, **params) -> Callable[[], None]:
+def _fits(spec) -> Callable[[], None]:
+    """Fits by the solver of registry entry ``spec``: L2, and the elastic net where it
+    takes one; one thread, and two where it runs them."""
     def run() -> None:
         from .estimator import CRF
 
         X, y = tiny_data()
         with tempfile.TemporaryDirectory(prefix="crfsdca-precompile-") as tmp:
-            for c1 in (0.0, 0.1):
-                if c1 and not _supports_l1(algorithm):
-                    continue
-                for threads in (1, 2) if _supports_threads(algorithm) else (1,):
-                    crf = CRF(algorithm=algorithm, c1=c1, c2=0.1, threads=threads,
-                              max_iterations=3, all_possible_transitions=True, **params)
+            for c1 in (0.0, 0.1) if spec.supports_l1 else (0.0,):
+                for threads in (1, 2) if spec.supports_threads else (1,):
+                    crf = CRF(algorithm=spec.name, c1=c1, c2=0.1, threads=threads,
+                              max_iterations=3, all_possible_transitions=True)
                     crf.fit(X, y, X_dev=X[:3], y_dev=y[:3])
             _use(crf, X, Path(tmp))
     return run
-
-
-def _supports_l1(algorithm: str) -> bool:
-    from .solvers.registry import SOLVERS, canonical_algorithm
-
-    return SOLVERS[canonical_algorithm(algorithm)].supports_l1
-
-
-def _supports_threads(algorithm: str) -> bool:
-    from .solvers.registry import SOLVERS, canonical_algorithm
-
-    return SOLVERS[canonical_algorithm(algorithm)].supports_threads
 
 
 def _command_line() -> None:
@@ -119,7 +107,7 @@ def workloads() -> dict[str, Callable[[], None]]:
     (``crfsdca precompile --only NAME``)."""
     from .solvers.registry import SOLVERS
 
-    jobs = {s.name: _fits(s.name) for s in SOLVERS.values() if s.offered}
+    jobs = {s.name: _fits(s) for s in SOLVERS.values() if s.offered}
     jobs["command-line"] = _command_line
     return jobs
 

@@ -35,7 +35,7 @@ from itertools import chain, repeat
 
 import numpy as np
 
-from .data.items import _add_flat_dicts, _add_item
+from .data.items import add_sequence
 from .data.sequences import NO_VALUES, Sequences
 from .model.oracle import (
     forward_backward,
@@ -117,13 +117,9 @@ def _binary_split(items: list, get) -> tuple[np.ndarray, np.ndarray] | None:
     np.cumsum(np.fromiter(map(len, items), dtype=np.int64, count=len(items)),
               out=indptr[1:])
     known = ids >= 0
-    if not known.all():
-        if any(type(flat[j]) is not str for j in np.flatnonzero(~known).tolist()):
-            return None
-        kept = np.zeros(len(ids) + 1, dtype=np.int64)
-        np.cumsum(known, out=kept[1:])
-        indptr, ids = kept[indptr], ids[known]
-    return indptr, ids
+    if any(type(flat[j]) is not str for j in np.flatnonzero(~known).tolist()):
+        return None
+    return _drop_unknown(indptr, ids, known)
 
 
 def encode_sequence(xseq, attribute_ids: dict[str, int]) -> Sequences:
@@ -143,21 +139,24 @@ def encode_sequence(xseq, attribute_ids: dict[str, int]) -> Sequences:
 
 def _item_split(items: list, ids: dict[str, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(indptr, attribute ids, weights) of a sequence of any items, by the encoder of
-    training (:func:`crfsdca.data.items._add_flat_dicts`, else item by item with
-    :func:`crfsdca.data.items._add_item`; unknown attributes left out)."""
+    training (:func:`crfsdca.data.items.add_sequence`; unknown attributes left out)."""
     indices, values, counts = [], [], []
-    if not _add_flat_dicts(items, ids, False, indices, values, counts):
-        for item in items:
-            before = len(indices)
-            _add_item(item, ids, False, indices, values)
-            counts.append(len(indices) - before)
+    add_sequence(items, ids, False, indices, values, counts)
+    indptr = np.zeros(len(items) + 1, dtype=np.int64)
+    np.cumsum(np.array(counts, dtype=np.int64), out=indptr[1:])
     indices = np.array(indices, dtype=np.int32)
     known = indices >= 0  # the model's attributes
-    kept = np.zeros(len(indices) + 1, dtype=np.int64)
+    indptr, indices = _drop_unknown(indptr, indices, known)
+    return indptr, indices, _weights(np.array(values, dtype=np.float64)[known])
+
+
+def _drop_unknown(indptr: np.ndarray, ids: np.ndarray, known: np.ndarray):
+    """(indptr, ids) of a split without the entries that are not ``known``."""
+    if known.all():
+        return indptr, ids
+    kept = np.zeros(len(ids) + 1, dtype=np.int64)
     np.cumsum(known, out=kept[1:])
-    ends = np.cumsum(np.array(counts, dtype=np.int64))
-    indptr = np.concatenate(([0], kept[ends]))
-    return indptr, indices[known], _weights(np.array(values, dtype=np.float64)[known])
+    return kept[indptr], ids[known]
 
 
 def _weights(values: list[float]) -> np.ndarray:

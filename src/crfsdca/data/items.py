@@ -157,14 +157,7 @@ def encode(X, y, attributes: Vocabulary, labels: Vocabulary, grow: bool,
                     except ValueError as e:
                         raise ValueError(f"sequence {i}, item {t}: {e}") from None
                 label_ids.append(k)
-        if not _add_flat_dicts(xseq, ids, grow, attr_ids, weights, counts):
-            for t, item in enumerate(xseq):
-                before = len(attr_ids)
-                try:
-                    _add_item(item, ids, grow, attr_ids, weights)
-                except ValueError as e:
-                    raise ValueError(f"sequence {i}, item {t}: {e}") from None
-                counts.append(len(attr_ids) - before)
+        add_sequence(xseq, ids, grow, attr_ids, weights, counts, where=f"sequence {i}, ")
         tok += len(xseq)
         lengths.append(len(xseq))
         if digests:
@@ -194,17 +187,6 @@ _NUMBERS = (float, int, bool)
 _VALUE_TYPES = {str, *_NUMBERS}
 _STR = {str}
 _DICT = {dict}
-
-
-def _valid_name(name: str) -> bool:
-    """Whether :func:`_new_name` takes ``name``."""
-    if "\x00" in name:
-        return False
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _new_name(name: str, ids: dict[str, int], what: str = "attribute") -> int:
@@ -238,12 +220,33 @@ def _names_values(item) -> tuple[list[str], list[float]]:
     return [name for name, _ in pairs], [w for _, w in pairs]
 
 
+def add_sequence(xseq: list, ids: dict[str, int], grow: bool, attr_ids: list, weights: list,
+                 counts: list, where: str | None = None) -> None:
+    """Append the attribute ids and weights of a sequence's items (new attributes get the
+    next ids with ``grow``, else the id -1, which the caller leaves out) and the count of
+    each item's. A bad item raises ValueError, its message prefixed by ``where`` and the
+    item's position unless ``where`` is None."""
+    if _add_flat_dicts(xseq, ids, grow, attr_ids, weights, counts):
+        return
+    for t, item in enumerate(xseq):
+        before = len(attr_ids)
+        try:
+            names, values = _names_values(item)
+            attr_ids.extend(_look_up(names, ids, grow))
+        except ValueError as e:
+            if where is None:
+                raise
+            raise ValueError(f"{where}item {t}: {e}") from None
+        weights.extend(values)
+        counts.append(len(attr_ids) - before)
+
+
 def _add_flat_dicts(xseq: list, ids: dict[str, int], grow: bool, attr_ids: list,
                     weights: list, counts: list) -> bool:
-    """:func:`_add_item` for a whole sequence at once when its items are all flat dicts
-    with str keys and str or number values (sklearn-crfsuite's features): one pass per
-    list instead of a few calls per item. Returns False, adding nothing, for any other
-    sequence, or one with a name that needs the item-by-item path's error message."""
+    """:func:`add_sequence` at once when the items are all flat dicts with str keys and
+    str or number values (sklearn-crfsuite's features): one pass per list instead of a
+    few calls per item. Returns False, adding nothing, for any other sequence, or one
+    with a name that the item-by-item path must report."""
     if not set(map(type, xseq)) <= _DICT:
         return False
     if not (set(map(type, chain.from_iterable(map(dict.values, xseq)))) <= _VALUE_TYPES
@@ -251,15 +254,10 @@ def _add_flat_dicts(xseq: list, ids: dict[str, int], grow: bool, attr_ids: list,
         return False
     names = [f"{key}:{value}" if type(value) is str else key
              for item in xseq for key, value in item.items()]
-    found = list(map(ids.get, names, repeat(-1, len(names))))
-    if grow and -1 in found:
-        unseen = [names[j] for j, a in enumerate(found) if a == -1]
-        if not all(_valid_name(name) for name in unseen):
-            return False
-        for j, a in enumerate(found):
-            if a == -1:  # looked up again: a repeat may have added it
-                a = ids.get(names[j])
-                found[j] = _new_name(names[j], ids) if a is None else a
+    try:
+        found = _look_up(names, ids, grow)
+    except ValueError:  # the names before it have their ids, as item by item
+        return False
     attr_ids.extend(found)
     weights.extend([1.0 if type(value) is str else float(value)
                     for item in xseq for value in item.values()])
@@ -267,18 +265,17 @@ def _add_flat_dicts(xseq: list, ids: dict[str, int], grow: bool, attr_ids: list,
     return True
 
 
-def _add_item(item, ids: dict[str, int], grow: bool, attr_ids: list, weights: list) -> None:
-    """Append the attribute ids and weights of one item: new attributes get the next ids
-    with ``grow``, else the id -1 (:func:`encode` leaves those out, all at once)."""
-    names, values = _names_values(item)
+def _look_up(names: list[str], ids: dict[str, int], grow: bool) -> list[int]:
+    """The ids of ``names``, looked up at once; a name not in ``ids`` gets the next id
+    with ``grow`` (in order, so that a repeat gets the id of its first occurrence), else
+    -1."""
     found = list(map(ids.get, names, repeat(-1, len(names))))
     if grow and -1 in found:
         for j, a in enumerate(found):
-            if a == -1:  # looked up again: a repeat within the item may have added it
+            if a == -1:  # looked up again: a repeat may have added it
                 a = ids.get(names[j])
                 found[j] = _new_name(names[j], ids) if a is None else a
-    attr_ids.extend(found)
-    weights.extend(values)
+    return found
 
 
 def _refuse_weight(j: int, tok_ids, offsets, attr_ids, weights, ids) -> None:

@@ -146,7 +146,7 @@ class SDCA(Solver):
         lipschitz = None if p.radii is None else p.lam + np.asarray(p.radii) / n
         max_len = int(np.max(p.train.lengths()))
         vsize = max(max_distinct_attributes(self.index), 1) * K
-        support = (vsize + 3 * K + K * K + 1) if p.kappa else 0  # the crossing entries
+        support = (vsize + 3 * K + K * K) if p.kappa else 0  # the crossing entries
         locks = row_locks(self.threads)
         self.lanes = []
         for t, members in enumerate(lane_members(n, self.threads, seed)):

@@ -89,7 +89,7 @@ class SDCABuffers(NamedTuple):
     v_trans: np.ndarray  # KK
     w_trans: np.ndarray  # KK: the transition weights the oracle read (threads change w)
     cross_v: np.ndarray  # elastic net: v and u of the entries whose sign may change in a
-    cross_u: np.ndarray  # step (Block.n_cross of them); u's largest support, plus one
+    cross_u: np.ndarray  # step (Block.n_cross of them); u's largest support
 
 
 class SDCAOptions(NamedTuple):
