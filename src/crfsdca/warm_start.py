@@ -98,9 +98,10 @@ def start_point(algorithm: str, options: dict, previous, state: dict | None,
                 mask: np.ndarray, say=None):
     """What a fit of ``algorithm`` continues from, given the model of the previous fit
     (``previous``) and its dual state (``state``): the dual store of a solver that
-    continues from its dual state (kept blocks for the sequences seen before), the grown
-    weights of one that continues from weights, or None (a fresh start)."""
-    from .solvers.registry import spec
+    continues from its dual state (kept blocks for the sequences seen before, with the
+    previous model's weights), the grown weights of one that continues from weights, or
+    None (a fresh start)."""
+    from .solvers.registry import DualStart, spec
 
     s = spec(algorithm)
     if s.continues_from == "dual" and state is not None:
@@ -110,7 +111,9 @@ def start_point(algorithm: str, options: dict, previous, state: dict | None,
         if say is not None:
             say(f"continuing: {reused} of {train.n_sequences} sequences start from their "
                 f"kept dual blocks")
-        return start
+        weights = (None if previous is None
+                   else grow_weights(previous, n_attributes, n_labels) * mask)
+        return DualStart(start, weights)
     if s.continues_from == "weights" and previous is not None:
         return grow_weights(previous, n_attributes, n_labels) * mask
     return None

@@ -18,6 +18,7 @@ from ..model.objective import (
 from ..model.oracle import make_workspace
 from ..threads import run_parallel
 from .base import Problem, Solver
+from .catalyst import CatalystLoop
 from .index import max_distinct_attributes, sequence_index
 from .registry import SDCA_OPTIONS
 from .rng import make_rng
@@ -46,11 +47,13 @@ from .sdca_linesearch import LINE_SEARCH_CODES
 from .sdca_locks import lane_locks, row_locks
 
 
-def theoretical_step(problem: Problem) -> float:
-    """Uniform SDCA's fixed step (1 + R / (lambda n))^-1 with R = max_i R_i."""
+def theoretical_step(problem: Problem, lam: float | None = None) -> float:
+    """Uniform SDCA's fixed step (1 + R / (lambda n))^-1 with R = max_i R_i (``lam``: the
+    lambda SDCA runs with, the problem's unless Catalyst's inner one)."""
     if problem.radii is None:
         raise ValueError("the theoretical step size needs the radii R_i of the dataset")
-    return 1.0 / (1.0 + float(np.max(problem.radii)) / (problem.lam * problem.n))
+    lam = problem.lam if lam is None else lam
+    return 1.0 / (1.0 + float(np.max(problem.radii)) / (lam * problem.n))
 
 
 class _Lane(NamedTuple):
@@ -101,26 +104,30 @@ class SDCA(Solver):
     from 1 overshoots and diverges on every dataset; ``fixed``: ``step_size``, or the
     theoretical step if None; ``golden``), ``refresh_every`` (recompute every stored gap
     every that many epochs, 0: never), ``store_dtype`` (float64 or float32 storage of the
-    dual marginals) and ``init_c`` (the constant c of the smoothed-Dirac initialization,
-    ``math.md`` section 5.1).
+    dual marginals), ``init_c`` (the constant c of the smoothed-Dirac initialization,
+    ``math.md`` section 5.1) and ``catalyst`` (kappa / lambda of Catalyst's outer loop,
+    :mod:`.catalyst`; 0: the paper's SDCA). ``initial_marginals`` continue a dual
+    state; with Catalyst, ``initial_weights`` are the weights the run that left it ended
+    at, where this one restarts (without Catalyst the weights are the marginals').
     """
 
     name = "sdca"
     OPTIONS = SDCA_OPTIONS
 
     def __init__(self, problem: Problem, seed: int = 0, threads: int = 1,
-                 initial_marginals: tuple[np.ndarray, np.ndarray] | None = None, **options):
+                 initial_marginals: tuple[np.ndarray, np.ndarray] | None = None,
+                 initial_weights: np.ndarray | None = None, **options):
         super().__init__(problem, seed, threads, **options)
         o = self.opts
+        p = problem
+        lam = p.lam * (1.0 + o["catalyst"])  # the lambda SDCA runs with
         if o["line_search"] == "fixed" and o["step_size"] is None:
-            o["step_size"] = theoretical_step(problem)
+            o["step_size"] = theoretical_step(problem, lam)
         self.subprecision = o["subprecision"]
         self.step_size = o["step_size"]
         self.refresh_every = o["refresh_every"]
 
-        p = problem
         K, n = p.n_labels, p.n
-        self._lam_n = p.lam * n
         self.index = sequence_index(p.train, p.n_attributes)
         dtype = np.dtype(o["store_dtype"])
         if initial_marginals is None:
@@ -134,16 +141,23 @@ class SDCA(Solver):
                                  f"{store_sizes(p.train, K)}")
         v = weights_from_marginals(mu_unary, mu_pair, p.train, p.n_attributes, K, p.lam,
                                    p.feature_mask)
-        w = soft_threshold(v, p.kappa) if p.l1 else v
+        self.catalyst = None
+        if o["catalyst"]:
+            x0 = soft_threshold(v, p.kappa) if p.l1 else v
+            self.catalyst = CatalystLoop(p.lam, p.l1, o["catalyst"], x0, v,
+                                         initial_weights)
+            v = self.catalyst.inner_image(v)
+        kappa = p.l1 / lam  # S_kappa(v) = w, for the inner problem with Catalyst
+        w = soft_threshold(v, kappa) if p.l1 else v
         entropies = sequence_entropies(mu_unary, mu_pair, K, p.train.offsets,
                                        aligned_empty(n))
         self.options = SDCAOptions(
-            lam_n=self._lam_n, method=LINE_SEARCH_CODES[o["line_search"]],
+            lam_n=lam * n, method=LINE_SEARCH_CODES[o["line_search"]],
             tol=self.subprecision, fixed_step=self.step_size if self.step_size is not None
             else 1.0, exact_store=o["store_dtype"] == "float64",
-            midpoint=o["line_search_start"] == "midpoint", mask=p.mask, kappa=p.kappa,
+            midpoint=o["line_search_start"] == "midpoint", mask=p.mask, kappa=kappa,
             atomic=self.threads > 1)
-        lipschitz = None if p.radii is None else p.lam + np.asarray(p.radii) / n
+        lipschitz = None if p.radii is None else lam + np.asarray(p.radii) / n
         max_len = int(np.max(p.train.lengths()))
         vsize = max(max_distinct_attributes(self.index), 1) * K
         support = (vsize + 3 * K + K * K) if p.kappa else 0  # the crossing entries
@@ -168,6 +182,8 @@ class SDCA(Solver):
         self.resync()
         self._steps = 0
         self._next_refresh = self.refresh_every * n if self.refresh_every > 0 else np.inf
+        self._round = n  # Catalyst's round: one epoch of steps
+        self._next_round = self._round if self.catalyst is not None else np.inf
         self._last = np.zeros(N_COUNTERS, dtype=np.int64)
         self._last_step_sum = 0.0
 
@@ -176,10 +192,15 @@ class SDCA(Solver):
         p = self.problem
         remaining = int(n_steps)
         while remaining > 0:
-            chunk = int(min(remaining, max(self._next_refresh - self._steps, 1)))
+            chunk = int(min(remaining, max(self._next_refresh - self._steps, 1),
+                            max(self._next_round - self._steps, 1)))
             self._run_lanes(chunk)
             self._steps += chunk
             remaining -= chunk
+            if self._steps >= self._next_round:
+                self.catalyst.next_round(self.state.v, self.state.w)
+                self.resync()
+                self._next_round += self._round
             if self._steps >= self._next_refresh:
                 self.refresh_gaps()
                 self._next_refresh += self.refresh_every * p.n
@@ -240,7 +261,8 @@ class SDCA(Solver):
 
     def dual(self) -> float:
         """D(mu) = -lam/2 ||w||^2 + (1/n) sum_i H~(mu_i), from the maintained sums (with
-        L1, w = S_kappa(w_hat(mu)) and lam g*(w_hat) = lam/2 ||w||^2, the same formula).
+        L1, w = S_kappa(w_hat(mu)) and lam g*(w_hat) = lam/2 ||w||^2, the same formula);
+        with Catalyst, the original problem's dual of the same mu (:mod:`.catalyst`).
 
         The kernel keeps ||w||^2 and sum_i H~(mu_i) current in O(1) per step; reading the
         dual first re-anchors them exactly (O(d + n)), so rounding never accumulates
@@ -248,6 +270,8 @@ class SDCA(Solver):
         """
         self.resync()
         s = self.state.scalars
+        if self.catalyst is not None:
+            return self.catalyst.dual(self.state.v, s[SUM_ENTROPY] / self.problem.n)
         return -0.5 * self.problem.lam * s[W_NORM2] + s[SUM_ENTROPY] / self.problem.n
 
     def resync(self) -> None:
@@ -268,7 +292,10 @@ class SDCA(Solver):
         would leave an absolute error of about 1e-12 in the mean.
         """
         total = sum(lane.sampler.gaps.sum() for lane in self.lanes)
-        return float(total / self.problem.n)
+        inner = float(total / self.problem.n)
+        if self.catalyst is not None:  # the original problem's, from the inner one's
+            return self.catalyst.gap_estimate(inner, self.state.v, self.state.w)
+        return inner
 
     @property
     def marginals(self) -> tuple[np.ndarray, np.ndarray]:
@@ -300,8 +327,11 @@ class SDCA(Solver):
 
     def memory_bytes(self) -> dict[str, int]:
         s = self.state
-        return {"marginals_unary": s.mu_unary.nbytes, "marginals_pairwise": s.mu_pair.nbytes,
-                "weights": s.w.nbytes, "per_sequence": s.entropies.nbytes * 4}
+        out = {"marginals_unary": s.mu_unary.nbytes, "marginals_pairwise": s.mu_pair.nbytes,
+               "weights": s.w.nbytes, "per_sequence": s.entropies.nbytes * 4}
+        if self.catalyst is not None:
+            out["catalyst_points"] = self.catalyst.center.nbytes * 2
+        return out
 
 
 __all__ = ["SDCA", "theoretical_step"]

@@ -1,0 +1,132 @@
+"""Catalyst's outer loop around SDCA (``docs/math.md`` section 10).
+
+What must hold: SDCA runs the inner problem P(w) + kappa/2 ||w - y||^2 exactly (its gap
+is the mean of the block gaps of that problem), the dual it reports is the original
+problem's dual of the same marginals recomputed in full (so P(w) - D <= gap certifies
+the original problem at every step), the gap estimate is that certificate once the
+stored block gaps are fresh, and the loop converges to the original optimum.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_elastic_net import full_dual, l1_problem, split_lbfgs_optimum
+
+from crfsdca.model.features import soft_threshold
+from crfsdca.model.objective import block_gaps, primal, sequence_entropies, weights_from_marginals
+from crfsdca.solvers.registry import SOLVERS, make_solver
+
+
+def P(p, w):
+    return primal(w, p.train, p.n_attributes, p.n_labels, p.lam, p.l1)
+
+
+def inner_problem_gap(p, s):
+    """P_inner(w) - D_inner(mu) recomputed from the marginal store and the center y:
+    P_inner = P + kappa/2 ||w - y||^2, D_inner = mean H~(mu_i) - g_in*(u), g_in the
+    inner regularizer g + kappa/2 ||. - y||^2, u the dual sum of mu; also returns the
+    maximizer of g_in*'s sup (the weights of mu in the inner problem)."""
+    c = s.catalyst
+    mu_u, mu_p = s.marginals
+    u = p.lam * weights_from_marginals(mu_u, mu_p, p.train, p.n_attributes, p.n_labels,
+                                       p.lam, p.feature_mask)
+    lam2 = p.lam + c.kappa
+    w_mu = soft_threshold((u + c.kappa * c.center) / lam2, p.l1 / lam2)
+    g_in = (0.5 * p.lam * w_mu @ w_mu + p.l1 * np.abs(w_mu).sum()
+            + 0.5 * c.kappa * (w_mu - c.center) @ (w_mu - c.center))
+    ent = sequence_entropies(mu_u, mu_p, p.n_labels, p.train.offsets, np.empty(p.n))
+    d_inner = ent.mean() - (u @ w_mu - g_in)
+    w = np.asarray(s.weights())
+    p_inner = P(p, w) + 0.5 * c.kappa * (w - c.center) @ (w - c.center)
+    return p_inner - d_inner, w_mu
+
+
+@pytest.mark.parametrize("l1", [0.0, 0.02])
+@pytest.mark.parametrize("masked", [False, True])
+def test_catalyst_reaches_the_original_optimum_and_certifies_every_step(l1, masked):
+    p = l1_problem(l1=l1, masked=masked)
+    w_star, p_star = split_lbfgs_optimum(p)
+    s = make_solver("sdca", p, seed=1, catalyst=3.0, subprecision=1e-9)
+    for _ in range(200):
+        s.run(p.n // 2)  # checkpoints inside rounds and at their ends
+        value, dual = P(p, s.weights()), s.dual()
+        assert dual <= p_star + 1e-12 <= value + 2e-12  # weak duality: a certificate
+        if value - dual < 1e-11:
+            break
+    assert value - dual < 1e-11
+    assert s.catalyst.rounds >= 10
+    assert value == pytest.approx(p_star, abs=1e-9)
+    np.testing.assert_allclose(s.weights(), w_star, atol=2e-5)
+
+
+@pytest.mark.parametrize("l1", [0.0, 0.03])
+def test_the_reported_dual_is_the_original_dual_of_the_store(l1):
+    p = l1_problem(l1=l1, masked=True)
+    s = make_solver("sdca", p, seed=2, catalyst=5.0, sampler="uniform")
+    for _ in range(3 * 4):
+        s.run(p.n // 4 + 1)
+        mu_u, mu_p = s.marginals
+        assert s.dual() == pytest.approx(full_dual(p, mu_u, mu_p), rel=1e-11, abs=1e-13)
+
+
+@pytest.mark.parametrize("l1", [0.0, 0.03])
+def test_sdca_runs_the_inner_problem_exactly(l1):
+    """The weights are the inner problem's weights of the store, and its gap is the mean
+    of the block gaps at them (the identity of plain SDCA, for the inner problem)."""
+    p = l1_problem(l1=l1, masked=True)
+    s = make_solver("sdca", p, seed=4, catalyst=2.0)
+    for _ in range(7):
+        s.run(p.n // 3 + 2)
+        gap, w_mu = inner_problem_gap(p, s)
+        np.testing.assert_allclose(s.weights(), w_mu, atol=1e-12)
+        mu_u, mu_p = s.marginals
+        gaps = block_gaps(np.asarray(s.weights()), mu_u, mu_p, p.train, p.n_attributes,
+                          p.n_labels)
+        assert gap == pytest.approx(gaps.mean(), rel=1e-9, abs=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), ratio=st.floats(0.25, 30.0),
+       l1=st.sampled_from([0.0, 0.01, 0.1]), steps=st.integers(1, 80))
+def test_with_fresh_block_gaps_the_estimate_is_the_certificate(seed, ratio, l1, steps):
+    """After a refresh of the stored block gaps, the gap estimate equals P(w) - D(mu) of
+    the original problem, wherever the run is (inside a round or just after one)."""
+    p = l1_problem(l1=l1, seed=seed % 50, n=12)
+    s = make_solver("sdca", p, seed=seed, catalyst=ratio)
+    s.run(steps)
+    s.refresh_gaps()
+    true_gap = P(p, s.weights()) - s.dual()
+    assert true_gap >= -1e-12
+    assert s.gap_estimate() == pytest.approx(true_gap, rel=1e-8, abs=1e-12)
+
+
+def test_zero_is_the_papers_sdca_and_the_library_default_is_catalyst():
+    option = SOLVERS["sdca"].options["catalyst"]
+    assert option.default == 0.0  # the reproduction's SDCA: no outer loop
+    p = l1_problem(l1=0.0)
+    plain = make_solver("sdca", p, seed=0)
+    off = make_solver("sdca", p, seed=0, catalyst=0.0)
+    plain.run(3 * p.n)
+    off.run(3 * p.n)
+    assert plain.catalyst is None and off.catalyst is None
+    np.testing.assert_array_equal(plain.weights(), off.weights())
+    from crfsdca.learner import solver_options
+
+    assert solver_options("sdca", {})["catalyst"] == option.crfsuite_default > 0
+
+
+@pytest.mark.parametrize("l1", [0.0, 0.03])
+def test_a_continued_run_restarts_at_the_weights_it_ended_at(l1):
+    """A dual state and the weights it ended at give back the same certificate: the first
+    center is the one whose inner weights they are (any w, thresholded entries too)."""
+    p = l1_problem(l1=l1, masked=True)
+    first = make_solver("sdca", p, seed=5, catalyst=3.0)
+    first.run(3 * p.n // 2)  # inside a round: weights and center from different rounds
+    marginals = tuple(np.array(m, copy=True) for m in first.marginals)
+    again = make_solver("sdca", p, seed=6, catalyst=3.0, initial_marginals=marginals,
+                        initial_weights=np.array(first.weights()))
+    np.testing.assert_allclose(again.weights(), first.weights(), rtol=0, atol=1e-13)
+    assert again.dual() == pytest.approx(first.dual(), rel=1e-13)
+    fresh = make_solver("sdca", p, seed=6, catalyst=3.0, initial_marginals=marginals)
+    assert np.abs(np.asarray(fresh.weights()) - first.weights()).max() > 1e-6
