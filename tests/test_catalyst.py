@@ -130,3 +130,22 @@ def test_a_continued_run_restarts_at_the_weights_it_ended_at(l1):
     assert again.dual() == pytest.approx(first.dual(), rel=1e-13)
     fresh = make_solver("sdca", p, seed=6, catalyst=3.0, initial_marginals=marginals)
     assert np.abs(np.asarray(fresh.weights()) - first.weights()).max() > 1e-6
+
+
+@pytest.mark.parametrize("l1", [0.0, 0.03])
+def test_every_round_starts_with_fresh_gaps_and_knows_its_objective(l1):
+    """A round ends with a refresh of every stored gap at the new center, so the solver
+    knows P(w) there (the dual plus the mean block gap) and the monitor needs no pass."""
+    p = l1_problem(l1=l1, masked=True)
+    s = make_solver("sdca", p, seed=7, catalyst=3.0)
+    s.run(p.n // 2)
+    assert s.objective() is None  # inside a round: the stored gaps are stale
+    s.run(p.n - p.n // 2)
+    assert s.catalyst.rounds == 1
+    assert s.objective() == pytest.approx(P(p, s.weights()), rel=1e-10, abs=1e-13)
+    mu_u, mu_p = s.marginals
+    gaps = block_gaps(np.asarray(s.weights()), mu_u, mu_p, p.train, p.n_attributes,
+                      p.n_labels)
+    np.testing.assert_allclose(s.sampler.gaps, np.maximum(gaps, 0.0), rtol=1e-9, atol=1e-13)
+    s.run(3)
+    assert s.objective() is None

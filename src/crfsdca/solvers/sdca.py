@@ -183,6 +183,7 @@ class SDCA(Solver):
         self._steps = 0
         self._next_refresh = self.refresh_every * n if self.refresh_every > 0 else np.inf
         self._round = n  # Catalyst's round: one epoch of steps
+        self._fresh_at = -1  # the step count at which every stored gap was last fresh
         self._next_round = self._round if self.catalyst is not None else np.inf
         self._last = np.zeros(N_COUNTERS, dtype=np.int64)
         self._last_step_sum = 0.0
@@ -197,9 +198,11 @@ class SDCA(Solver):
             self._run_lanes(chunk)
             self._steps += chunk
             remaining -= chunk
-            if self._steps >= self._next_round:
+            if self._steps >= self._next_round:  # a new round starts with fresh gaps
                 self.catalyst.next_round(self.state.v, self.state.w)
+                self.refresh_gaps()
                 self.resync()
+                self._fresh_at = self._steps
                 self._next_round += self._round
             if self._steps >= self._next_refresh:
                 self.refresh_gaps()
@@ -246,6 +249,14 @@ class SDCA(Solver):
                                             self.index, lane.state, lane.buffers,
                                             lane.sampler, lane.members))
             for lane in self.lanes])
+
+    def objective(self) -> float | None:
+        """P(w) when every stored gap is fresh (Catalyst's rounds start so, and end at the
+        monitor's epochs): the dual plus the exact gap, the mean of the block gaps (then
+        no full pass is needed to certify the round)."""
+        if self.catalyst is None or self._fresh_at != self._steps:
+            return None
+        return self.dual() + self.gap_estimate()
 
     # -- reading ---------------------------------------------------------------------------
     def weights(self) -> np.ndarray:
