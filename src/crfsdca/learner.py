@@ -126,6 +126,9 @@ def learn(problem: Problem, algorithm: str, options: dict, seed: int = 0,
     if epsilon is not None and not epsilon >= 0:
         raise ConfigError(f"epsilon must be >= 0 (0 or None: run the whole budget), got "
                           f"{epsilon}")
+    if say is not None and options.get("catalyst"):
+        say(f"training {algorithm}: in Catalyst's outer loop, kappa = "
+            f"{options['catalyst']:g} lambda (catalyst=0: the paper's SDCA)")
     budget = DEFAULT_EPOCHS if epochs is None else float(epochs)
     if not budget > 0:
         raise ConfigError(f"max_iterations must be positive, got {epochs}")
