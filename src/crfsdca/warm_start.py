@@ -104,6 +104,8 @@ def start_point(algorithm: str, options: dict, previous, state: dict | None,
     from .solvers.registry import DualStart, spec
 
     s = spec(algorithm)
+    weights = (None if previous is None or s.continues_from is None
+               else grow_weights(previous, n_attributes, n_labels) * mask)
     if s.continues_from == "dual" and state is not None:
         opts = s.options.resolve(options)
         start, reused = initial_store(train, digests, state, n_labels, opts["init_c"],
@@ -111,9 +113,5 @@ def start_point(algorithm: str, options: dict, previous, state: dict | None,
         if say is not None:
             say(f"continuing: {reused} of {train.n_sequences} sequences start from their "
                 f"kept dual blocks")
-        weights = (None if previous is None
-                   else grow_weights(previous, n_attributes, n_labels) * mask)
         return DualStart(start, weights)
-    if s.continues_from == "weights" and previous is not None:
-        return grow_weights(previous, n_attributes, n_labels) * mask
-    return None
+    return weights if s.continues_from == "weights" else None

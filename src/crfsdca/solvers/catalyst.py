@@ -79,8 +79,9 @@ class CatalystLoop:
         if start.shape != x0.shape:
             raise ValueError(f"initial weights of size {start.size}; the problem has "
                              f"{x0.size}")
-        self.center = np.array(start, copy=True)
-        if weights is not None:  # v = start + sign(start) t, or within [-t, t] where 0
+        if weights is None:
+            self.center = np.array(start, copy=True)
+        else:  # v = start + sign(start) t, or within [-t, t] where 0
             t = l1 / self.inner_lam
             v = np.where(start != 0, start + np.sign(start) * t,
                          np.clip(w_hat * (lam / self.inner_lam), -t, t))

@@ -431,6 +431,7 @@ class DualStart(NamedTuple):
     marginals: tuple
     weights: object = None
 
+
 _STORE_DTYPE_SHRINK = Shrink("store_dtype", "float32", "halves the stored marginals")
 
 SOLVERS: dict[str, SolverSpec] = {s.name: s for s in (

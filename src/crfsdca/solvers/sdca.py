@@ -182,9 +182,8 @@ class SDCA(Solver):
         self.resync()
         self._steps = 0
         self._next_refresh = self.refresh_every * n if self.refresh_every > 0 else np.inf
-        self._round = n  # Catalyst's round: one epoch of steps
         self._fresh_at = -1  # the step count at which every stored gap was last fresh
-        self._next_round = self._round if self.catalyst is not None else np.inf
+        self._next_round = n if self.catalyst is not None else np.inf  # a round: an epoch
         self._last = np.zeros(N_COUNTERS, dtype=np.int64)
         self._last_step_sum = 0.0
 
@@ -203,7 +202,7 @@ class SDCA(Solver):
                 self.refresh_gaps()
                 self.resync()
                 self._fresh_at = self._steps
-                self._next_round += self._round
+                self._next_round += p.n
             if self._steps >= self._next_refresh:
                 self.refresh_gaps()
                 self._next_refresh += self.refresh_every * p.n
