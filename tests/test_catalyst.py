@@ -149,3 +149,33 @@ def test_every_round_starts_with_fresh_gaps_and_knows_its_objective(l1):
     np.testing.assert_allclose(s.sampler.gaps, np.maximum(gaps, 0.0), rtol=1e-9, atol=1e-13)
     s.run(3)
     assert s.objective() is None
+
+
+def test_the_floor_sets_kappa_where_lambda_n_is_small():
+    """kappa = max(catalyst lambda, catalyst_floor / n); the floor alone starts no loop;
+    the library's default has a floor, the option table (the reproduction) none."""
+    from crfsdca.learner import solver_options
+    from crfsdca.solvers.catalyst import kappa_ratio
+
+    assert kappa_ratio(3.0, 0.3, 0.02) == pytest.approx(15.0)  # c2 = 0.01: lambda n = 0.02
+    assert kappa_ratio(3.0, 0.3, 2.0) == 3.0  # c2 = 1: the ratio rules
+    assert kappa_ratio(0.0, 0.3, 0.02) == 0.0
+    option = SOLVERS["sdca"].options["catalyst_floor"]
+    assert option.default == 0.0
+    assert solver_options("sdca", {})["catalyst_floor"] == option.crfsuite_default > 0
+    p = l1_problem(l1=0.02)
+    floor = 40.0 * p.lam * p.n
+    s = make_solver("sdca", p, seed=3, catalyst=3.0, catalyst_floor=floor)
+    assert s.catalyst.kappa == pytest.approx(floor / p.n, rel=1e-12)
+    assert s.options.lam_n == pytest.approx(41.0 * p.lam * p.n, rel=1e-12)
+    low = make_solver("sdca", p, seed=3, catalyst=3.0, catalyst_floor=1e-9)
+    assert low.catalyst.kappa == pytest.approx(3.0 * p.lam, rel=1e-12)
+    off = make_solver("sdca", p, seed=3, catalyst=0.0, catalyst_floor=floor)
+    plain = make_solver("sdca", p, seed=3)
+    off.run(2 * p.n)
+    plain.run(2 * p.n)
+    assert off.catalyst is None
+    np.testing.assert_array_equal(off.weights(), plain.weights())
+    s.run(40 * p.n)  # the floor's loop certifies as the ratio's does
+    assert P(p, s.weights()) - s.dual() >= 0
+    assert P(p, s.weights()) - s.dual() < 1e-6 * abs(P(p, s.weights()))

@@ -127,8 +127,13 @@ def learn(problem: Problem, algorithm: str, options: dict, seed: int = 0,
         raise ConfigError(f"epsilon must be >= 0 (0 or None: run the whole budget), got "
                           f"{epsilon}")
     if say is not None and options.get("catalyst"):
-        say(f"training {algorithm}: in Catalyst's outer loop, kappa = "
-            f"{options['catalyst']:g} lambda (catalyst=0: the paper's SDCA)")
+        from .solvers.catalyst import kappa_ratio
+
+        floor = options.get("catalyst_floor", 0.0)
+        ratio = kappa_ratio(options["catalyst"], floor, problem.lam * problem.n)
+        say(f"training {algorithm}: in Catalyst's outer loop, kappa = {ratio:.3g} lambda "
+            f"(catalyst={options['catalyst']:g}, catalyst_floor={floor:g}; catalyst=0: "
+            "the paper's SDCA)")
     budget = DEFAULT_EPOCHS if epochs is None else float(epochs)
     if not budget > 0:
         raise ConfigError(f"max_iterations must be positive, got {epochs}")

@@ -61,6 +61,12 @@ def _next_round(v, w, center, previous, momentum, step, threshold, thresholded):
             w[j] = np.copysign(a, v[j]) if a > 0.0 else 0.0
 
 
+def kappa_ratio(ratio: float, floor: float, lam_n: float) -> float:
+    """kappa / lambda of the options ``catalyst`` (the ratio) and ``catalyst_floor`` (the
+    least kappa n): 0 (no outer loop) when the ratio is 0."""
+    return max(ratio, floor / lam_n) if ratio > 0 else 0.0
+
+
 class CatalystLoop:
     """The outer loop's state: the center y, the previous round's weights, the momentum;
     SDCA keeps the inner problem's v and w (``w = S_{l1/lam'}(v)``)."""
@@ -116,4 +122,4 @@ class CatalystLoop:
         self.rounds += 1
 
 
-__all__ = ["CatalystLoop"]
+__all__ = ["CatalystLoop", "kappa_ratio"]

@@ -98,6 +98,11 @@ SDCA_OPTIONS = OptionTable("sdca", [
            "||w - y||^2 about a point y extrapolated from the last two epochs' weights; the "
            "duality gap stays the original problem's. 0: plain SDCA, the paper's",
            bounds="[0, inf)", label="catalyst={value}", crfsuite_default=3.0),
+    Option("catalyst_floor", float, 0.0, "with Catalyst (catalyst > 0), kappa is at least "
+           "this / n: kappa n is twice the c2 the proximal term adds in CRFsuite's scale, "
+           "and a small c2 needs a kappa set by the data's curvature, not by lambda "
+           "(math.md section 10)", bounds="[0, inf)", label="floor={value}",
+           relevant=lambda o: o["catalyst"] > 0, crfsuite_default=0.3),
 ])
 
 # -------------------------------------------------------------------------------- SAG

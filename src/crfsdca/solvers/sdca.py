@@ -18,7 +18,7 @@ from ..model.objective import (
 from ..model.oracle import make_workspace
 from ..threads import run_parallel
 from .base import Problem, Solver
-from .catalyst import CatalystLoop
+from .catalyst import CatalystLoop, kappa_ratio
 from .index import max_distinct_attributes, sequence_index
 from .registry import SDCA_OPTIONS
 from .rng import make_rng
@@ -105,10 +105,11 @@ class SDCA(Solver):
     theoretical step if None; ``golden``), ``refresh_every`` (recompute every stored gap
     every that many epochs, 0: never), ``store_dtype`` (float64 or float32 storage of the
     dual marginals), ``init_c`` (the constant c of the smoothed-Dirac initialization,
-    ``math.md`` section 5.1) and ``catalyst`` (kappa / lambda of Catalyst's outer loop,
-    :mod:`.catalyst`; 0: the paper's SDCA). ``initial_marginals`` continue a dual
-    state; with Catalyst, ``initial_weights`` are the weights the run that left it ended
-    at, where this one restarts (without Catalyst the weights are the marginals').
+    ``math.md`` section 5.1), ``catalyst`` (kappa / lambda of Catalyst's outer loop,
+    :mod:`.catalyst`; 0: the paper's SDCA) and ``catalyst_floor`` (the least kappa n).
+    ``initial_marginals`` continue a dual state; with Catalyst, ``initial_weights`` are
+    the weights the run that left it ended at, where this one restarts (without Catalyst
+    the weights are the marginals').
     """
 
     name = "sdca"
@@ -120,7 +121,8 @@ class SDCA(Solver):
         super().__init__(problem, seed, threads, **options)
         o = self.opts
         p = problem
-        lam = p.lam * (1.0 + o["catalyst"])  # the lambda SDCA runs with
+        ratio = kappa_ratio(o["catalyst"], o["catalyst_floor"], p.lam * p.n)
+        lam = p.lam * (1.0 + ratio)  # the lambda SDCA runs with
         if o["line_search"] == "fixed" and o["step_size"] is None:
             o["step_size"] = theoretical_step(problem, lam)
         self.subprecision = o["subprecision"]
@@ -142,9 +144,9 @@ class SDCA(Solver):
         v = weights_from_marginals(mu_unary, mu_pair, p.train, p.n_attributes, K, p.lam,
                                    p.feature_mask)
         self.catalyst = None
-        if o["catalyst"]:
+        if ratio:
             x0 = soft_threshold(v, p.kappa) if p.l1 else v
-            self.catalyst = CatalystLoop(p.lam, p.l1, o["catalyst"], x0, v,
+            self.catalyst = CatalystLoop(p.lam, p.l1, ratio, x0, v,
                                          initial_weights)
             v = self.catalyst.inner_image(v)
         kappa = p.l1 / lam  # S_kappa(v) = w, for the inner problem with Catalyst
