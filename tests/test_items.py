@@ -3,7 +3,10 @@ vocabularies and their encoding, and CRFsuite's data format."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crfsdca.data.crfsuite_format import format_item, parse_lines, read_file, write_sequences
 from crfsdca.data.items import Vocabulary, encode, item_attributes
@@ -114,3 +117,78 @@ def test_digest_sees_weights_and_labels():
     y = [["A"], ["A"], ["B"], ["A"]]
     d = encode(X, y, attrs, labels, grow=True, digests=True).digests
     assert d[0] != d[1] and d[0] != d[2] and d[0] == d[3]
+
+
+_NAMES = st.sampled_from(["a", "b", "c", "é", "w[0]", "x:y"])
+_VALUES = st.one_of(st.sampled_from(["u", "v", "é"]), st.booleans(),
+                    st.integers(-2, 2), st.sampled_from([0.0, 0.5, -1.5]))
+_DICT_ITEM = st.dictionaries(_NAMES, _VALUES, max_size=5)
+_LIST_ITEM = st.lists(_NAMES, max_size=5)
+
+
+def _both_paths(X, known: list[str]):
+    """encode(X) by the corpus path and, with one item that forces it, item by item."""
+    out = []
+    for extra in ([], [[[("zz", 1.0)]]]):  # an item of pairs: the item-by-item path
+        attrs = Vocabulary(known)
+        enc = encode(X + extra, None, attrs, Vocabulary(), grow=True)
+        seq = enc.seq
+        n = int(seq.offsets[len(X)])
+        end = int(seq.attr_indptr[n])
+        values = seq.attr_values[:end] if len(seq.attr_values) else seq.attr_values
+        zeros = enc.zero_entries[enc.zero_entries[:, 1] < n]
+        out.append((attrs.strings()[: len(attrs) - len(extra)] if extra else attrs.strings(),
+                    seq.attr_indptr[: n + 1].tolist(), seq.attr_indices[:end].tolist(),
+                    values.tolist(), zeros.tolist()))
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(st.lists(st.lists(_DICT_ITEM, min_size=1, max_size=4), min_size=1,
+                          max_size=4),
+                 st.lists(st.lists(_LIST_ITEM, min_size=1, max_size=4), min_size=1,
+                          max_size=4)),
+       st.lists(_NAMES, max_size=3, unique=True))
+def test_the_corpus_path_encodes_as_item_by_item(X, known):
+    """sklearn-crfsuite's flat dicts and CRFsuite's string lists are encoded a list at a
+    time; the result (ids in order of first occurrence, sorted unique ids per token with
+    repeats added, zero weights left out and reported) is the item-by-item path's."""
+    fast, slow = _both_paths(X, [f"{k}:u" for k in known])
+    assert fast == slow
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.integers(-1, 6), st.sampled_from([0.0, 1.0, -1.0,
+                                                                          2.5])),
+                         max_size=8), min_size=1, max_size=6))
+def test_token_csr_against_sorting_every_token(tokens):
+    from crfsdca.data.token_csr import token_csr
+
+    counts = np.array([len(t) for t in tokens], dtype=np.int64)
+    ids = np.array([a for t in tokens for a, _ in t], dtype=np.int64)
+    weights = np.array([w for t in tokens for _, w in t], dtype=np.float64)
+    indptr, indices, values, zeros = token_csr(counts, ids, weights)
+    want_ptr, want_ids, want_values, want_zeros = [0], [], [], []
+    for t, entries in enumerate(tokens):
+        summed: dict[int, float] = {}
+        for a, w in entries:
+            if a >= 0:
+                summed[a] = summed.get(a, 0.0) + w
+        for a in sorted(summed):
+            if summed[a] != 0.0:
+                want_ids.append(a)
+                want_values.append(summed[a])
+            else:
+                want_zeros.append([a, t])
+        want_ptr.append(len(want_ids))
+    assert indptr.tolist() == want_ptr and indices.tolist() == want_ids
+    assert values.tolist() == want_values and zeros.tolist() == want_zeros
+    assert indices.dtype == np.int32
+
+
+def test_a_bad_name_is_reported_by_position_on_the_corpus_path():
+    with pytest.raises(ValueError, match=r"sequence 1, item 0: .*NUL"):
+        encode([[{"a": "x"}], [{"b\x00": "y"}]], None, Vocabulary(), Vocabulary(), grow=True)
+    with pytest.raises(ValueError, match=r"sequence 0, item 1: .*weight inf"):
+        encode([[{"a": 1.0}, {"b": float("inf")}]], None, Vocabulary(), Vocabulary(),
+               grow=True)
