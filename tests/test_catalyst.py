@@ -99,6 +99,8 @@ def test_with_fresh_block_gaps_the_estimate_is_the_certificate(seed, ratio, l1, 
     true_gap = P(p, s.weights()) - s.dual()
     assert true_gap >= -1e-12
     assert s.gap_estimate() == pytest.approx(true_gap, rel=1e-8, abs=1e-12)
+    # the training loop reads the O(n) floor first, the O(d) estimate only below it
+    assert s.gap_estimate_floor() <= s.gap_estimate() * (1 + 1e-12) + 1e-15
 
 
 def test_zero_is_the_papers_sdca_and_the_library_default_is_catalyst():

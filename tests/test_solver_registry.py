@@ -128,3 +128,22 @@ def test_the_train_command_runs_it_with_its_options(toy, tmp_path):
     assert meta["solver"]["solver"] == "toy" and meta["solver"]["shrink"] == 0.3
     rows = (out / "trace.csv").read_text().splitlines()
     assert math.isfinite(float(rows[-1].split(",")[rows[0].split(",").index("primal")]))
+
+
+def test_only_the_runs_that_use_the_radii_compute_them():
+    """The radii R_i cost a pass over the data: the estimator makes it only for the
+    importance samplers and SDCA's theoretical step, which fail without them."""
+    from crfsdca import CRF
+    from crfsdca.precompile import tiny_data
+
+    sdca = SOLVERS["sdca"]
+    assert not sdca.needs_radii({})
+    assert sdca.needs_radii({"sampler": "importance"})
+    assert sdca.needs_radii({"sampler": "gap-importance"})
+    assert sdca.needs_radii({"line_search": "fixed"})
+    assert not sdca.needs_radii({"line_search": "fixed", "step_size": 0.5})
+    assert not SOLVERS["lbfgs"].needs_radii({})
+    X, y = tiny_data(2)
+    for options in ({"sampler": "importance"}, {"line_search": "fixed"}, {}):
+        crf = CRF(max_iterations=3, **options).fit(X, y)
+        assert crf.training_log_.last_iteration["epoch"] == 3

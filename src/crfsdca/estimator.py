@@ -332,7 +332,8 @@ class CRF(BaseEstimator):
         c1 = float(self.c1 or 0.0)
         if c1 < 0:
             raise ValueError(f"c1 must be non-negative, got {self.c1}")
-        problem = make_problem(train, A, K, label_names, c2, mask, dev, c1)
+        problem = make_problem(train, A, K, label_names, c2, mask, dev, c1,
+                               radii=SOLVERS[algorithm].needs_radii(options))
         stream = sys.stdout
         say = (lambda msg: print(msg, file=stream)) if self.verbose else None
         start = start_point(algorithm, options, previous, state, train, digests, A, K, mask,

@@ -46,14 +46,16 @@ def c2_of(problem: Problem) -> float:
 
 def make_problem(train, n_attributes: int, n_labels: int, label_names: list[str],
                  c2: float, feature_mask: np.ndarray | None = None, dev=None,
-                 c1: float = 0.0) -> Problem:
+                 c1: float = 0.0, radii: bool = True) -> Problem:
     """The training problem; ``label_names`` are the model's K labels, then any dev-only
-    label (ids K and up in ``dev``: always errors)."""
+    label (ids K and up in ``dev``: always errors). ``radii``: compute the squared radii
+    R_i (for the solvers that need them, :meth:`SolverSpec.needs_radii`)."""
     from .data.radii import squared_radii
 
     return Problem(train=train, n_attributes=n_attributes, n_labels=n_labels,
                    lam=lambda_of(c2, train.n_sequences),
-                   radii=squared_radii(train, n_labels, n_attributes), test=dev,
+                   radii=squared_radii(train, n_labels, n_attributes) if radii else None,
+                   test=dev,
                    label_names=tuple(label_names), feature_mask=feature_mask,
                    l1=float(c1) / train.n_sequences)
 

@@ -196,12 +196,14 @@ def train(solver: Solver, monitor: Monitor, epochs: float, period: float = 1.0,
                 if why is not None:  # its own test: CRFsuite's epsilon or delta, a stall
                     result.status = why
                     break
-                est = solver.gap_estimate()
+                est = solver.gap_estimate_floor()
                 if est is not None and not math.isfinite(est):
                     record(steps_done / spe)
                     raise _Diverged
-                if gap_tol is not None and est is not None and est < confirm_below * (
-                        abs(result.rows[-1]["primal"]) if relative else 1.0):
+                if gap_tol is None or est is None:
+                    continue
+                below = confirm_below * (abs(result.rows[-1]["primal"]) if relative else 1.0)
+                if est < below and (est := solver.gap_estimate()) < below:  # floor, then all
                     row = record(steps_done / spe)
                     if row["true_gap"] < tolerance():
                         result.status = "converged"

@@ -186,6 +186,12 @@ class Solver(ABC):
         """A cheap running estimate of the duality gap, if the method has one."""
         return None
 
+    def gap_estimate_floor(self) -> float | None:
+        """A lower bound on :meth:`gap_estimate`, cheaper to read where the estimate has a
+        costly part (the training loop reads the estimate itself only below its
+        tolerance)."""
+        return self.gap_estimate()
+
     def diagnostics(self) -> dict[str, float]:
         """Method-specific averages since the previous call (line search, step size)."""
         return {}

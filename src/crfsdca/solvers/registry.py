@@ -30,6 +30,14 @@ SAMPLERS = {
 THETA_FREE = ("uniform", "perm", "cyclic")
 """Samplers for which the non-uniformity theta plays no role."""
 
+RADII_SAMPLERS = ("importance", "gap-importance")
+"""Samplers that draw by the squared radii R_i of the sequences."""
+
+
+def _sdca_radii(o: Mapping) -> bool:
+    return o["sampler"] in RADII_SAMPLERS or (o["line_search"] == "fixed"
+                                              and o["step_size"] is None)
+
 LINE_SEARCHES = ("newton", "single-newton", "fixed", "golden")
 STORE_DTYPES = ("float64", "float32")
 
@@ -371,7 +379,9 @@ class SolverSpec:
     term and runs on several threads; ``shrink`` lists option values that make its state
     smaller; ``offered`` solvers are the estimator's and ``learn``'s algorithms;
     ``default_epochs`` is their epoch budget when none is given (CRFsuite's default
-    ``max_iterations`` for its online trainers; None: the learner's).
+    ``max_iterations`` for its online trainers; None: the learner's); ``radii`` says
+    from its resolved options whether it needs the squared radii R_i of the sequences
+    (a pass over the data the estimator makes only then).
     """
 
     name: str
@@ -391,6 +401,12 @@ class SolverSpec:
     needs_l2: bool = True
     default_epochs: int | None = None  # the budget when none is given (None: the learner's)
     converges: bool = True  # runs to the optimum of the CRF objective, to any tolerance
+    radii: Callable[[Mapping], bool] = lambda o: False
+
+    def needs_radii(self, options: Mapping) -> bool:
+        """Whether a run with ``options`` (given ones; the table fills in the rest) needs
+        the squared radii R_i."""
+        return self.radii(self.options.resolve(options))
 
     @property
     def takes_no_l2(self) -> bool:
@@ -442,7 +458,7 @@ _STORE_DTYPE_SHRINK = Shrink("store_dtype", "float32", "halves the stored margin
 SOLVERS: dict[str, SolverSpec] = {s.name: s for s in (
     SolverSpec("sdca", "SDCA", SDCA_OPTIONS, "crfsdca.solvers.sdca:SDCA", _sdca_state,
                base_option="sampler", continues_from="dual", supports_l1=True,
-               supports_threads=True, shrink=(_STORE_DTYPE_SHRINK,)),
+               supports_threads=True, shrink=(_STORE_DTYPE_SHRINK,), radii=_sdca_radii),
     SolverSpec("sag", "SAG", SAG_OPTIONS, "crfsdca.solvers.sag:SAGFamily", _sag_state,
                fixed={"variant": "sag"}, shrink=(_STORE_DTYPE_SHRINK,), offered=False),
     SolverSpec("sag-nus", "SAG-NUS", SAG_OPTIONS, "crfsdca.solvers.sag:SAGFamily",

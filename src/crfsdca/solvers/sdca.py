@@ -303,11 +303,16 @@ class SDCA(Solver):
         running sum starts at 100 n and falls to about n * 1e-12, so the updates alone
         would leave an absolute error of about 1e-12 in the mean.
         """
-        total = sum(lane.sampler.gaps.sum() for lane in self.lanes)
-        inner = float(total / self.problem.n)
+        inner = self.gap_estimate_floor()
         if self.catalyst is not None:  # the original problem's, from the inner one's
             return self.catalyst.gap_estimate(inner, self.state.v, self.state.w)
         return inner
+
+    def gap_estimate_floor(self) -> float:
+        """The mean of the stored block gaps (O(n)): the estimate itself, or with
+        Catalyst the inner problem's part of it, to which an O(d) pass adds the rest."""
+        total = sum(lane.sampler.gaps.sum() for lane in self.lanes)
+        return float(total / self.problem.n)
 
     @property
     def marginals(self) -> tuple[np.ndarray, np.ndarray]:
