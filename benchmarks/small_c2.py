@@ -2,7 +2,8 @@
 
 For each dataset (the practitioner's: sklearn-crfsuite's tutorial features on CoNLL-2002
 Dutch, CRFsuite's chunking features on CoNLL-2000), each c1 and c2 and each ``catalyst``
-ratio kappa / lambda (0: the paper's SDCA), ``crfsdca.CRF`` fits with ``epsilon`` (the
+ratio kappa / lambda (0: the paper's SDCA; kappa n at least ``--floor``, the option
+``catalyst_floor``, the library's default unless given), ``crfsdca.CRF`` fits with ``epsilon`` (the
 certified relative duality gap it stops at, 1e-4 by default) and a budget of
 ``--budget`` epochs, one thread. Reported per fit: the epochs it took, its
 solver seconds, its whole ``fit`` seconds, and the relative gap it ended at; then, per
@@ -11,6 +12,7 @@ target: at most 2).
 
     cd benchmarks && python small_c2.py                          # ner and chunk, 0 and 3
     cd benchmarks && python small_c2.py --datasets ner --ratios 0 2 3 4 6 9 --c2 0.01 0.1
+    cd benchmarks && python small_c2.py --c1 0.1 0.5 --c2 0.01 --ratios 3 15 30 --floor 0
 """
 
 from __future__ import annotations
@@ -28,11 +30,12 @@ from common import machine, markdown_table  # noqa: E402
 from practitioner import load  # noqa: E402
 
 
-def fit(X, y, c1: float, c2: float, ratio: float, epsilon: float, budget: int) -> dict:
+def fit(X, y, c1: float, c2: float, ratio: float, epsilon: float, budget: int,
+        floor: float | None = None) -> dict:
     from crfsdca import CRF
 
-    crf = CRF(c1=c1, c2=c2, catalyst=ratio, epsilon=epsilon, max_iterations=budget,
-              all_possible_transitions=True)
+    crf = CRF(c1=c1, c2=c2, catalyst=ratio, catalyst_floor=floor, epsilon=epsilon,
+              max_iterations=budget, all_possible_transitions=True)
     t0 = time.perf_counter()
     crf.fit(X, y)
     seconds = time.perf_counter() - t0
@@ -49,6 +52,7 @@ def main() -> None:
     ap.add_argument("--c1", nargs="+", type=float, default=[0.0])
     ap.add_argument("--c2", nargs="+", type=float, default=[0.01, 0.1, 1.0])
     ap.add_argument("--ratios", nargs="+", type=float, default=[0.0, 3.0])
+    ap.add_argument("--floor", type=float, help="catalyst_floor (default: the library's)")
     ap.add_argument("--epsilon", type=float, default=1e-4)
     ap.add_argument("--budget", type=int, default=300)
     ap.add_argument("--limit", type=int, help="the first LIMIT training sequences")
@@ -63,7 +67,8 @@ def main() -> None:
             for c2 in args.c2:
                 for ratio in args.ratios:
                     row = {"dataset": name, "c1": c1, "c2": c2, "catalyst": ratio,
-                           **fit(X, y, c1, c2, ratio, args.epsilon, args.budget)}
+                           **fit(X, y, c1, c2, ratio, args.epsilon, args.budget,
+                                 args.floor)}
                     rows.append(row)
                     print(json.dumps(row), flush=True)
                     if args.json:

@@ -181,3 +181,17 @@ def test_the_floor_sets_kappa_where_lambda_n_is_small():
     s.run(40 * p.n)  # the floor's loop certifies as the ratio's does
     assert P(p, s.weights()) - s.dual() >= 0
     assert P(p, s.weights()) - s.dual() < 1e-6 * abs(P(p, s.weights()))
+
+
+def test_verbose_names_the_kappa_that_ran(capsys):
+    from crfsdca import CRF
+    from crfsdca.precompile import tiny_data
+
+    X, y = tiny_data(2)
+    CRF(c2=0.01, max_iterations=1, verbose=True).fit(X, y)  # lambda n = 0.02: the floor
+    CRF(c2=1.0, max_iterations=1, verbose=True).fit(X, y)  # the ratio
+    CRF(c2=0.01, max_iterations=1, verbose=True, catalyst=0).fit(X, y)
+    out = capsys.readouterr().out
+    assert out.count("Catalyst's outer loop, kappa = 15 lambda") == 1
+    assert out.count("Catalyst's outer loop, kappa = 3 lambda") == 1
+    assert out.count("Catalyst") == 2
