@@ -162,6 +162,7 @@ def test_the_floor_sets_kappa_where_lambda_n_is_small():
     assert kappa_ratio(3.0, 0.3, 0.02) == pytest.approx(15.0)  # c2 = 0.01: lambda n = 0.02
     assert kappa_ratio(3.0, 0.3, 2.0) == 3.0  # c2 = 1: the ratio rules
     assert kappa_ratio(0.0, 0.3, 0.02) == 0.0
+    assert kappa_ratio(3.0, 0.3, 0.0) == 3.0  # lambda = 0: SDCA refuses it, not this
     option = SOLVERS["sdca"].options["catalyst_floor"]
     assert option.default == 0.0
     assert solver_options("sdca", {})["catalyst_floor"] == option.crfsuite_default > 0
@@ -195,3 +196,14 @@ def test_verbose_names_the_kappa_that_ran(capsys):
     assert out.count("Catalyst's outer loop, kappa = 15 lambda") == 1
     assert out.count("Catalyst's outer loop, kappa = 3 lambda") == 1
     assert out.count("Catalyst") == 2
+
+
+def test_verbose_without_l2_is_the_same_clear_error():
+    from crfsdca import CRF
+    from crfsdca.errors import ConfigError
+    from crfsdca.precompile import tiny_data
+
+    X, y = tiny_data(1)
+    for verbose in (False, True):
+        with pytest.raises(ConfigError, match="L2"):
+            CRF(c2=0.0, max_iterations=1, verbose=verbose).fit(X, y)

@@ -158,9 +158,12 @@ def test_the_corpus_path_encodes_as_item_by_item(X, known):
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.lists(st.lists(st.tuples(st.integers(-1, 6), st.sampled_from([0.0, 1.0, -1.0,
-                                                                          2.5])),
-                         max_size=8), min_size=1, max_size=6))
+@given(st.lists(st.one_of(
+    st.lists(st.tuples(st.integers(-1, 6), st.sampled_from([0.0, 1.0, -1.0, 2.5])),
+             max_size=8),
+    st.lists(st.tuples(st.integers(-1, 40), st.sampled_from([0.0, 1.0, -1.0, 0.1])),
+             min_size=60, max_size=130)),  # around LONG_TOKEN: the merge sort
+    min_size=1, max_size=6))
 def test_token_csr_against_sorting_every_token(tokens):
     from crfsdca.data.token_csr import token_csr
 
@@ -192,3 +195,21 @@ def test_a_bad_name_is_reported_by_position_on_the_corpus_path():
     with pytest.raises(ValueError, match=r"sequence 0, item 1: .*weight inf"):
         encode([[{"a": 1.0}, {"b": float("inf")}]], None, Vocabulary(), Vocabulary(),
                grow=True)
+
+
+def test_errors_come_in_the_order_of_the_sequences():
+    """The first bad sequence is reported, whatever its error: a bad item before a later
+    sequence's missing label or emptiness; with digests (continued training) too."""
+    for digests in (False, True):
+        with pytest.raises(ValueError, match=r"sequence 0, item 0: .*an item must be"):
+            encode([[3], []], [["A"], []], Vocabulary(), Vocabulary(), grow=True,
+                   digests=digests)
+        with pytest.raises(ValueError, match=r"sequence 0, item 1: "):
+            encode([[{"a": "x"}, {"b": [1]}], [{"a": "y"}]], [["A", "A"], ["A", "B"]],
+                   Vocabulary(), Vocabulary(), grow=True, digests=digests)
+        with pytest.raises(ValueError, match=r"sequence 1 is empty"):
+            encode([[{"a": "x"}], []], [["A"], []], Vocabulary(), Vocabulary(), grow=True,
+                   digests=digests)
+        with pytest.raises(ValueError, match=r"sequence 1: label 'C' is not in the model"):
+            encode([[{"a": "x"}], [{"a": "y"}]], [["A"], ["C"]], Vocabulary(),
+                   Vocabulary(["A"]), grow=False, digests=digests)

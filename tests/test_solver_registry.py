@@ -130,7 +130,7 @@ def test_the_train_command_runs_it_with_its_options(toy, tmp_path):
     assert math.isfinite(float(rows[-1].split(",")[rows[0].split(",").index("primal")]))
 
 
-def test_only_the_runs_that_use_the_radii_compute_them():
+def test_only_the_runs_that_use_the_radii_compute_them(monkeypatch):
     """The radii R_i cost a pass over the data: the estimator makes it only for the
     importance samplers and SDCA's theoretical step, which fail without them."""
     from crfsdca import CRF
@@ -143,7 +143,15 @@ def test_only_the_runs_that_use_the_radii_compute_them():
     assert sdca.needs_radii({"line_search": "fixed"})
     assert not sdca.needs_radii({"line_search": "fixed", "step_size": 0.5})
     assert not SOLVERS["lbfgs"].needs_radii({})
+    import crfsdca.data.radii as radii
+
+    computed = []
+    real = radii.squared_radii
+    monkeypatch.setattr(radii, "squared_radii", lambda *a: computed.append(1) or real(*a))
     X, y = tiny_data(2)
-    for options in ({"sampler": "importance"}, {"line_search": "fixed"}, {}):
+    for options, needed in (({"sampler": "importance"}, True),
+                            ({"line_search": "fixed"}, True), ({}, False)):
+        computed.clear()
         crf = CRF(max_iterations=3, **options).fit(X, y)
         assert crf.training_log_.last_iteration["epoch"] == 3
+        assert computed == ([1] if needed else [])

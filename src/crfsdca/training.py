@@ -203,7 +203,12 @@ def train(solver: Solver, monitor: Monitor, epochs: float, period: float = 1.0,
                 if gap_tol is None or est is None:
                     continue
                 below = confirm_below * (abs(result.rows[-1]["primal"]) if relative else 1.0)
-                if est < below and (est := solver.gap_estimate()) < below:  # floor, then all
+                if est < below:  # the floor is below: read the whole estimate
+                    est = solver.gap_estimate()
+                    if not math.isfinite(est):
+                        record(steps_done / spe)
+                        raise _Diverged
+                if est < below:
                     row = record(steps_done / spe)
                     if row["true_gap"] < tolerance():
                         result.status = "converged"

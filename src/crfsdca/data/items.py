@@ -138,7 +138,9 @@ def encode(X, y, attributes: Vocabulary, labels: Vocabulary, grow: bool,
 def _no_cyclic_gc():
     """Pause Python's cyclic garbage collector: encoding creates millions of objects
     (names, key-value pairs) and no cycle, and each full collection would walk every
-    item of the corpus (a quarter of encoding's time, measured on CoNLL-2002 Dutch)."""
+    item of the corpus (a quarter of encoding's time, measured on CoNLL-2002 Dutch).
+    The pause is the process's (gc has no other kind): other threads run without cyclic
+    collection meanwhile, and gc is enabled again at the end if it was at the start."""
     was = gc.isenabled()
     gc.disable()
     try:
@@ -154,35 +156,28 @@ def _encode(X, y, attributes, labels, grow, grow_labels, digests) -> Encoded:
         y = list(y)
         if len(X) != len(y):
             raise ValueError(f"X has {len(X)} sequences but y has {len(y)}")
-    lengths, label_ids, digest_list = [], [], []
+    lengths, label_ids, label_seqs = [], [], []
     grow_labels = grow if grow_labels is None else grow_labels
     for i, xseq in enumerate(X):
-        if isinstance(xseq, (str, bytes, Mapping)):
-            raise ValueError(f"sequence {i}: expected a list of items, got {type(xseq).__name__}")
-        if type(xseq) is not list:
-            X[i] = xseq = list(xseq)
-        if not xseq:
-            raise ValueError(f"sequence {i} is empty")
-        yseq = None
-        if y is not None:
-            yseq = [_text(lab, f"sequence {i}") for lab in y[i]]
-            if len(yseq) != len(xseq):
-                raise ValueError(f"sequence {i} has {len(xseq)} items but {len(yseq)} labels")
-            for t, lab in enumerate(yseq):
-                k = labels.ids.get(lab)
-                if k is None:
-                    if not grow_labels:
-                        raise ValueError(f"sequence {i}: label {lab!r} is not in the model")
-                    try:
-                        k = _new_name(lab, labels.ids, "label")
-                    except ValueError as e:
-                        raise ValueError(f"sequence {i}, item {t}: {e}") from None
-                label_ids.append(k)
+        try:
+            if isinstance(xseq, (str, bytes, Mapping)):
+                raise ValueError(f"sequence {i}: expected a list of items, got "
+                                 f"{type(xseq).__name__}")
+            if type(xseq) is not list:
+                X[i] = xseq = list(xseq)
+            if not xseq:
+                raise ValueError(f"sequence {i} is empty")
+            if y is not None:
+                yseq = [_text(lab, f"sequence {i}") for lab in y[i]]
+                if len(yseq) != len(xseq):
+                    raise ValueError(f"sequence {i} has {len(xseq)} items but {len(yseq)} "
+                                     "labels")
+                label_ids.extend(_label_ids(yseq, labels, grow_labels, i))
+                label_seqs.append(yseq)
+        except ValueError:  # a bad item of an earlier sequence is reported first
+            _check_items(X[:i], attributes.ids, grow)
+            raise
         lengths.append(len(xseq))
-        if digests:
-            digest_list.append(sequence_digest([item_attributes(item) for item in xseq],
-                                               yseq if yseq is not None
-                                               else [""] * len(xseq)))
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(np.asarray(lengths, dtype=np.int64), out=offsets[1:])
     n_tokens = int(offsets[-1])
@@ -202,7 +197,34 @@ def _encode(X, y, attributes, labels, grow, grow_labels, digests) -> Encoded:
         _refuse_weight(int(bad[0]), np.repeat(np.arange(n_tokens, dtype=np.int64), counts),
                        offsets, attr_ids, weights, attributes.ids)
     indptr, indices, values, zeros = token_csr(counts, attr_ids, weights)
+    digest_list = [] if not digests else [  # every item is known good by now
+        sequence_digest([item_attributes(item) for item in xseq],
+                        label_seqs[i] if y is not None else [""] * len(xseq))
+        for i, xseq in enumerate(X)]
     return Encoded(make_sequences(offsets, lab, indptr, indices, values), digest_list, zeros)
+
+
+def _check_items(X: list, ids: dict[str, int], grow: bool) -> None:
+    """Raise the error of the first bad item of ``X``, if any (on a copy of ``ids``)."""
+    scratch, attr_ids, weights, counts = dict(ids), [], [], []
+    for j, xseq in enumerate(X):
+        add_sequence(xseq, scratch, grow, attr_ids, weights, counts, where=f"sequence {j}, ")
+
+
+def _label_ids(yseq: list[str], labels: Vocabulary, grow: bool, i: int) -> list[int]:
+    """The ids of sequence i's labels; with ``grow``, an unseen label gets the next id."""
+    out = []
+    for t, lab in enumerate(yseq):
+        k = labels.ids.get(lab)
+        if k is None:
+            if not grow:
+                raise ValueError(f"sequence {i}: label {lab!r} is not in the model")
+            try:
+                k = _new_name(lab, labels.ids, "label")
+            except ValueError as e:
+                raise ValueError(f"sequence {i}, item {t}: {e}") from None
+        out.append(k)
+    return out
 
 
 def _corpus_entries(X: list[list], ids: dict[str, int], grow: bool):

@@ -35,7 +35,7 @@ def _conjugate(v, center, lam, l1, inner_lam, kappa):
 @njit(**NJIT_FAST)
 def _gap_excess(v, w, center, lam, l1, inner_lam, kappa):
     """g*(u) - <u, w> + g(w) at u = lam' v - kappa y: what P(w) - D(mu) exceeds the inner
-    problem's gap by (>= 0 by Fenchel-Young)."""
+    problem's gap by (>= 0 by Fenchel-Young; a sum with cancellation, so clipped at 0)."""
     conj = 0.0
     rest = 0.0
     for j in range(len(v)):
@@ -44,7 +44,7 @@ def _gap_excess(v, w, center, lam, l1, inner_lam, kappa):
         conj += s * s
         x = w[j]
         rest += x * (0.5 * lam * x - u) + l1 * abs(x)
-    return conj / (2.0 * lam) + rest
+    return max(conj / (2.0 * lam) + rest, 0.0)  # rounding must not make it negative
 
 
 @njit(**NJIT)
@@ -63,8 +63,11 @@ def _next_round(v, w, center, previous, momentum, step, threshold, thresholded):
 
 def kappa_ratio(ratio: float, floor: float, lam_n: float) -> float:
     """kappa / lambda of the options ``catalyst`` (the ratio) and ``catalyst_floor`` (the
-    least kappa n): 0 (no outer loop) when the ratio is 0."""
-    return max(ratio, floor / lam_n) if ratio > 0 else 0.0
+    least kappa n): 0 (no outer loop) when the ratio is 0; the ratio alone where lambda
+    is 0 (a problem SDCA refuses)."""
+    if not ratio > 0:
+        return 0.0
+    return max(ratio, floor / lam_n) if lam_n > 0 else ratio
 
 
 class CatalystLoop:
