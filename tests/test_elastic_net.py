@@ -245,7 +245,7 @@ def test_the_split_quadratic_equals_the_direct_sum(seed, K, g_max):
     buf = _Cross(cross_v, cross_u)
     for gamma in np.linspace(0.0, g_max, 7)[1:]:
         y = np.array([soft(x, kappa) for x in v[support] + gamma * u_all])
-        d1, d2, val = quadratic(blk, None, idx, buf, gamma)
+        d1, d2, val = quadratic(blk, buf, gamma)
         assert d1 == pytest.approx(float(u_all @ y), abs=1e-12)
         assert val == pytest.approx(0.5 * float(y @ y - w @ w), abs=1e-12)
         if np.all(np.abs(v[support] + gamma * u_all) != kappa):

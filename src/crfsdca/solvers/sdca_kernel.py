@@ -453,7 +453,7 @@ def _update(w, idx, st, buf, blk, d_unary, d_pair, gamma, h_ls, h_old, opt):
     if opt.kappa == 0.0:
         gain = (h_new - h_old) - lam_n * gamma * (wv + 0.5 * gamma * vv)
     else:
-        q_change = quadratic(blk, st, idx, buf, gamma)[2]
+        q_change = quadratic(blk, buf, gamma)[2]
         gain = (h_new - h_old) - lam_n * q_change
     if gain < 0.0 and method != FIXED and method != SINGLE_NEWTON and not opt.midpoint:
         # rounding near a root at 0: the exact line search never lowers the dual

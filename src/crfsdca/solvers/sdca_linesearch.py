@@ -147,7 +147,7 @@ def l1_split(v, idx, i, K, n_attr, kappa, g_max, v_em, v_bias, v_trans, cross_v,
 
 
 @njit(**NJIT)
-def quadratic(blk, st, idx, buf, gamma):
+def quadratic(blk, buf, gamma):
     """(Q'(gamma), Q''(gamma), Q(gamma) - Q(0)) of Q(gamma) = g*(v + gamma u)."""
     wv, vv = blk.wv, blk.vv
     if blk.kappa == 0.0:
@@ -173,7 +173,7 @@ def _line_eval(blk, st, idx, buf, d_unary, d_pair, gamma):
     line-search objective f(gamma) = H~(mu_i + gamma delta) - lam n g*(v + gamma u)."""
     fph, fpph, h = _evaluate(st.mu_unary, blk.u0, st.mu_pair, blk.p0, d_unary, d_pair,
                              blk.T, blk.K, gamma)
-    d1, d2, val = quadratic(blk, st, idx, buf, gamma)
+    d1, d2, val = quadratic(blk, buf, gamma)
     return fph - blk.lam_n * d1, fpph - blk.lam_n * d2, h - blk.lam_n * val, h
 
 
@@ -184,7 +184,7 @@ def _slope_at_one(blk, st, idx, buf):
     kappa = 0."""
     if blk.kappa == 0.0:
         return blk.vv
-    return quadratic(blk, st, idx, buf, 1.0)[0] - blk.wv
+    return quadratic(blk, buf, 1.0)[0] - blk.wv
 
 
 @njit(**NJIT)
