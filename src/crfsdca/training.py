@@ -169,6 +169,13 @@ def train(solver: Solver, monitor: Monitor, epochs: float, period: float = 1.0,
     def certified(row: dict) -> bool:
         return gap_tol is not None and certificate(row) <= tolerance()
 
+    def finite(est: float | None) -> float | None:
+        """``est``, unless it is not finite: then a last row, and the run diverged."""
+        if est is not None and not math.isfinite(est):
+            record(steps_done / spe)
+            raise _Diverged
+        return est
+
     def record_once() -> None:
         """A row at the current position, unless the last row is already there."""
         epoch = steps_done / spe
@@ -196,18 +203,12 @@ def train(solver: Solver, monitor: Monitor, epochs: float, period: float = 1.0,
                 if why is not None:  # its own test: CRFsuite's epsilon or delta, a stall
                     result.status = why
                     break
-                est = solver.gap_estimate_floor()
-                if est is not None and not math.isfinite(est):
-                    record(steps_done / spe)
-                    raise _Diverged
+                est = finite(solver.gap_estimate_floor())
                 if gap_tol is None or est is None:
                     continue
                 below = confirm_below * (abs(result.rows[-1]["primal"]) if relative else 1.0)
                 if est < below:  # the floor is below: read the whole estimate
-                    est = solver.gap_estimate()
-                    if not math.isfinite(est):
-                        record(steps_done / spe)
-                        raise _Diverged
+                    est = finite(solver.gap_estimate())
                 if est < below:
                     row = record(steps_done / spe)
                     if row["true_gap"] < tolerance():

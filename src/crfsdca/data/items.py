@@ -175,7 +175,7 @@ def _encode(X, y, attributes, labels, grow, grow_labels, digests) -> Encoded:
                 label_ids.extend(_label_ids(yseq, labels, grow_labels, i))
                 label_seqs.append(yseq)
         except ValueError:  # a bad item of an earlier sequence is reported first
-            _check_items(X[:i], attributes.ids, grow)
+            _item_entries(X[:i], dict(attributes.ids), grow)
             raise
         lengths.append(len(xseq))
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
@@ -185,12 +185,7 @@ def _encode(X, y, attributes, labels, grow, grow_labels, digests) -> Encoded:
            else np.zeros(n_tokens, dtype=np.int32))
     entries = _corpus_entries(X, attributes.ids, grow)
     if entries is None:  # items of other kinds, or a name the item-by-item path reports
-        attr_ids, weights, counts = [], [], []
-        for i, xseq in enumerate(X):
-            add_sequence(xseq, attributes.ids, grow, attr_ids, weights, counts,
-                         where=f"sequence {i}, ")
-        entries = (np.asarray(attr_ids, dtype=np.int64), np.asarray(weights, dtype=np.float64),
-                   np.asarray(counts, dtype=np.int64))
+        entries = _item_entries(X, attributes.ids, grow)
     attr_ids, weights, counts = entries
     bad = np.flatnonzero(~np.isfinite(weights) & (attr_ids >= 0))
     if len(bad):
@@ -204,11 +199,14 @@ def _encode(X, y, attributes, labels, grow, grow_labels, digests) -> Encoded:
     return Encoded(make_sequences(offsets, lab, indptr, indices, values), digest_list, zeros)
 
 
-def _check_items(X: list, ids: dict[str, int], grow: bool) -> None:
-    """Raise the error of the first bad item of ``X``, if any (on a copy of ``ids``)."""
-    scratch, attr_ids, weights, counts = dict(ids), [], [], []
-    for j, xseq in enumerate(X):
-        add_sequence(xseq, scratch, grow, attr_ids, weights, counts, where=f"sequence {j}, ")
+def _item_entries(X: list, ids: dict[str, int], grow: bool):
+    """:func:`_corpus_entries` item by item, for any items; a bad item raises ValueError
+    naming its sequence and position."""
+    attr_ids, weights, counts = [], [], []
+    for i, xseq in enumerate(X):
+        add_sequence(xseq, ids, grow, attr_ids, weights, counts, where=f"sequence {i}, ")
+    return (np.asarray(attr_ids, dtype=np.int64), np.asarray(weights, dtype=np.float64),
+            np.asarray(counts, dtype=np.int64))
 
 
 def _label_ids(yseq: list[str], labels: Vocabulary, grow: bool, i: int) -> list[int]:
@@ -284,11 +282,8 @@ def _new_name(name: str, ids: dict[str, int], what: str = "attribute") -> int:
     encode (a lone surrogate), could not be written to a model file."""
     if "\x00" in name:
         raise ValueError(f"{what} {name!r} contains a NUL character")
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError(f"{what} {name!r} is not valid Unicode (UTF-8 cannot encode "
-                         f"it)") from None
+    if not _utf8(name):
+        raise ValueError(f"{what} {name!r} is not valid Unicode (UTF-8 cannot encode it)")
     a = ids[name] = len(ids)
     return a
 
