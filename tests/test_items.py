@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crfsdca.data.crfsuite_format import format_item, parse_lines, read_file, write_sequences
-from crfsdca.data.items import Vocabulary, encode, item_attributes
+from crfsdca.data.items import Vocabulary, _item_entries, encode, item_attributes
 from crfsdca.errors import DataFormatError
 
 ITEMS = [
@@ -195,6 +195,22 @@ def test_a_bad_name_is_reported_by_position_on_the_corpus_path():
     with pytest.raises(ValueError, match=r"sequence 0, item 1: .*weight inf"):
         encode([[{"a": 1.0}, {"b": float("inf")}]], None, Vocabulary(), Vocabulary(),
                grow=True)
+
+
+def test_a_bad_name_leaves_the_vocabulary_as_item_by_item():
+    """The corpus path gives ids as it meets names; on a name it cannot write it takes
+    back the ones it gave, so that the item-by-item path's error leaves the names before
+    the bad one, in order, whichever path ran first."""
+    X = [[{"a": "x", "k": "v"}, {"b": "y"}], [{"c": 1.0, "b\x00": "z", "d": "w"}]]
+    for kind in (lambda item: item, lambda item: [f"{k}:{v}" for k, v in item.items()]):
+        corpus = [[kind(item) for item in xseq] for xseq in X]
+        fast, slow = Vocabulary(["k:v"]), Vocabulary(["k:v"])
+        with pytest.raises(ValueError, match=r"sequence 1, item 0: .*NUL"):
+            encode(corpus, None, fast, Vocabulary(), grow=True)
+        with pytest.raises(ValueError, match=r"sequence 1, item 0: .*NUL"):
+            _item_entries(corpus, slow.ids, grow=True)
+        assert fast.ids == slow.ids and fast.strings() == slow.strings()
+        assert fast.strings()[:3] == ["k:v", "a:x", "b:y"]
 
 
 def test_errors_come_in_the_order_of_the_sequences():

@@ -186,3 +186,31 @@ def test_workflow_job_memory_comes_from_this_module(problem, tmp_path):
     assert np.isclose(wf.optimum_mem_mb(wc, type("I", (), {"data": str(data)})) * 2**20,
                       memory.optimum_job_bytes(wf.config["optimum"]["maxcor"], sizes),
                       rtol=1e-3)
+
+
+def test_stream_arrays_are_aligned_writable_and_their_own_memory():
+    """The marginal store's allocator (its own mapping, no huge pages): any size, zero
+    included, starts on a cache line, is writable, and a copy holds the values cast."""
+    import mmap
+
+    from crfsdca.jit import ALIGNMENT, stream_copy, stream_empty
+
+    for n in (0, 1, 7, 100_003):
+        a = stream_empty(n, np.float32)
+        assert a.shape == (n,) and a.dtype == np.float32 and a.flags.writeable
+        assert a.ctypes.data % ALIGNMENT == 0 and isinstance(a.base.obj, mmap.mmap)
+        a[:] = 1.5
+        assert a.sum() == 1.5 * n
+    src = np.arange(10, dtype=np.float64) / 3
+    b = stream_copy(src)
+    assert b.dtype == src.dtype and (b == src).all() and not np.shares_memory(b, src)
+    assert (stream_copy(src, np.float32) == src.astype(np.float32)).all()
+
+
+def test_sdca_keeps_its_store_out_of_numpys_allocator(problem):
+    solver = make_solver("sdca", problem, seed=0)
+    solver.run(problem.n)
+    _, pair = solver.marginals
+    import mmap
+
+    assert isinstance(pair.base.obj, mmap.mmap)

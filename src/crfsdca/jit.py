@@ -11,7 +11,9 @@ facilities numba does not expose.
   result depended on where the arrays happened to lie in memory (which solvers ran
   before in the process, a fresh compile or numba's cache);
 - :func:`aligned_zeros` / :func:`aligned_empty`: arrays whose data start on a cache
-  line, so that the vector loads of a kernel never straddle two;
+  line, so that the vector loads of a kernel never straddle two; :func:`stream_empty`:
+  one in its own mapping, without transparent huge pages (the marginal store, the
+  vectors of Catalyst's outer loop: arrays read front to back);
 - :func:`cycles` reads ``llvm.readcyclecounter``: numba has no clock in nopython mode,
   so solvers count cycles around the phases of a step and report shares of time.
 - :func:`prefetch_range` issues ``llvm.prefetch`` for every cache line of an array slice:
@@ -29,6 +31,7 @@ facilities numba does not expose.
   finds its core taken: two SDCA lanes on NER then ran no faster than one.
 """
 
+import mmap
 import sys
 
 import numpy as np
@@ -71,6 +74,26 @@ def aligned_empty(n: int, dtype=np.float64) -> np.ndarray:
     raw = np.empty(n * dtype.itemsize + ALIGNMENT, dtype=np.uint8)
     offset = -raw.ctypes.data % ALIGNMENT
     return raw[offset:offset + n * dtype.itemsize].view(dtype)
+
+
+def stream_empty(n: int, dtype=np.float64) -> np.ndarray:
+    """An uninitialized 1-d array of ``n`` items in its own anonymous mapping (page-aligned),
+    for a large array read block after block (the marginal store). Not numpy's allocator:
+    numpy advises transparent huge pages on large arrays, and where the kernel's THP defrag
+    setting is ``madvise`` (Debian's and Ubuntu's default) each first write to such an
+    array may compact memory: 3.5 s to fill CoNLL-2000's 785 MB store on our test machine,
+    against 0.35 s in 4 KiB pages. A block-by-block read gains nothing from huge pages,
+    unlike the random rows of the weights (``benchmarks.md``, issue 28)."""
+    dtype = np.dtype(dtype)
+    buffer = mmap.mmap(-1, max(n * dtype.itemsize, 1))
+    return np.frombuffer(buffer, dtype=dtype, count=n)
+
+
+def stream_copy(a: np.ndarray, dtype=None) -> np.ndarray:
+    """``a`` (1-d) copied into a :func:`stream_empty` array (of ``dtype``, default a's)."""
+    out = stream_empty(len(a), a.dtype if dtype is None else dtype)
+    out[:] = a
+    return out
 
 
 def aligned_zeros(n: int, dtype=np.float64) -> np.ndarray:

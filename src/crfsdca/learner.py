@@ -119,7 +119,8 @@ def learn(problem: Problem, algorithm: str, options: dict, seed: int = 0,
     ``start`` continues a previous run (what the solver's registry entry says it continues
     from: a dual state's marginals, or weights); ``threads``: SDCA's lanes and the
     full-batch passes (sdca, lbfgs). Ctrl-C stops with the weights reached (status
-    ``interrupted``).
+    ``interrupted``). The log has a row at the start and one per epoch, none within the
+    first (the reproduction's traces have those; each costs a pass over the data).
     """
     from .training import Progress, run_solver
 
@@ -144,7 +145,7 @@ def learn(problem: Problem, algorithm: str, options: dict, seed: int = 0,
                       evaluate_test=problem.test is not None,
                       progress=Progress(stream, verbose, style="lines", n=problem.n),
                       say=say, what=f"training {algorithm}", hints="param",
-                      certify=spec(algorithm).converges)
+                      certify=spec(algorithm).converges, early=())
     solver, result = done.solver, done.result
     if result.status == "diverged":
         from .errors import DivergedError

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from .errors import ConfigError, Terminated
 from .solvers.base import Solver
-from .solvers.monitor import Monitor, checkpoints
+from .solvers.monitor import EARLY_CHECKPOINTS, Monitor, checkpoints
 
 MAX_CHECKPOINTS = 100_000
 """Trace rows a run may ask for (epochs / period) at most: more is a typo, not a plan."""
@@ -136,7 +136,7 @@ def check_schedule(epochs: float, period: float, time_limit: float | None = None
 def train(solver: Solver, monitor: Monitor, epochs: float, period: float = 1.0,
           time_limit: float | None = None, gap_tol: float | None = None,
           progress: Progress | None = None, chunk_epochs: float = 0.1,
-          relative: bool = False) -> TrainResult:
+          relative: bool = False, early: tuple = EARLY_CHECKPOINTS) -> TrainResult:
     """Run ``solver`` for ``epochs`` epochs (iterations / steps_per_epoch), monitoring it.
 
     Stops early when the solver's gap estimate falls below ``gap_tol`` and one
@@ -144,6 +144,7 @@ def train(solver: Solver, monitor: Monitor, epochs: float, period: float = 1.0,
     short on Ctrl-C, SIGTERM (as :class:`~crfsdca.errors.Terminated`) or divergence.
     With ``relative``, the tolerance is ``gap_tol * |P(w)|`` (P of the last row), and for
     solvers without a gap estimate every row's :func:`certificate` is tested against it.
+    ``early``: the fractions of the first epoch with a row besides 0 and every ``period``.
     """
     check_schedule(epochs, period, time_limit, gap_tol)
     result = TrainResult()
@@ -186,7 +187,7 @@ def train(solver: Solver, monitor: Monitor, epochs: float, period: float = 1.0,
     try:
         if certified(record(0.0)):
             result.status = "converged"
-        for target in checkpoints(epochs, period)[1:]:
+        for target in checkpoints(epochs, period, early)[1:]:
             if result.status != "budget":
                 break
             target_steps = int(round(target * spe))
@@ -273,7 +274,8 @@ def run_solver(problem, solver: str, options: dict, *, epochs: float, seed: int 
                seconds: float | None = None, tol: float | None = None,
                relative: bool = False, evaluate_test: bool = True,
                progress: Progress | None = None, say=None, what: str | None = None,
-               hints: str = "flag", certify: bool = False) -> Run:
+               hints: str = "flag", certify: bool = False,
+               early: tuple = EARLY_CHECKPOINTS) -> Run:
     """The one way into a training run (the ``train`` command, ``learn`` and the estimator).
 
     Resolves ``options`` against the solver's table, says (``say``) what its state takes and
@@ -282,7 +284,8 @@ def run_solver(problem, solver: str, options: dict, *, epochs: float, seed: int 
     what it continues from, see :meth:`~crfsdca.solvers.registry.SolverSpec.build`) and
     trains it with :func:`train`. With ``certify`` (and always with ``tol`` and
     ``relative``) the monitor adds the gradient certificate of the solvers without a dual,
-    so that every solver stops on a certified bound and reports one.
+    so that every solver stops on a certified bound and reports one. ``early``: as for
+    :func:`train`.
     """
     from . import memory
     from .errors import ResourceError
@@ -315,5 +318,5 @@ def run_solver(problem, solver: str, options: dict, *, epochs: float, seed: int 
     monitor = Monitor(problem, evaluate_test=evaluate_test, threads=threads,
                       certify=certify or (tol is not None and relative))
     result = train(built, monitor, epochs, period=period, time_limit=seconds, gap_tol=tol,
-                   progress=progress, relative=relative)
+                   progress=progress, relative=relative, early=early)
     return Run(built, result, setup)

@@ -22,7 +22,7 @@ import hashlib
 import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import contextmanager
-from itertools import chain, repeat
+from itertools import chain, islice, repeat
 from typing import NamedTuple
 
 import numpy as np
@@ -249,15 +249,19 @@ def _corpus_entries(X: list[list], ids: dict[str, int], grow: bool):
         weights = np.ones(len(names))
     else:
         return None
-    if grow:
-        fresh = (list(dict.fromkeys(names)) if not ids
-                 else [name for name in dict.fromkeys(names) if name not in ids])
+    if grow:  # a new name gets the next id, len(ids) just before it is added
+        before = len(ids)
+        found = np.fromiter(map(ids.setdefault, names, map(len, repeat(ids, len(names)))),
+                            dtype=np.int64, count=len(names))
+        fresh = list(islice(ids, before, None))
         text = "".join(fresh)
         if "\x00" in text or not _utf8(text):
+            for name in fresh:  # as they were: the item-by-item path reports the name
+                del ids[name]
             return None
-        ids.update(zip(fresh, range(len(ids), len(ids) + len(fresh)), strict=True))
-    found = np.fromiter(map(ids.get, names, repeat(-1, len(names))), dtype=np.int64,
-                        count=len(names))
+    else:
+        found = np.fromiter(map(ids.get, names, repeat(-1, len(names))), dtype=np.int64,
+                            count=len(names))
     return found, weights, np.fromiter(map(len, items), dtype=np.int64, count=len(items))
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from ..data.sequences import Sequences
-from ..jit import NJIT, aligned_empty, aligned_zeros, dot
+from ..jit import NJIT, aligned_empty, aligned_zeros, dot, stream_empty
 from ..threads import run_parallel
 from .chain import chain_divergence, chain_entropy, smoothed_dirac_marginals
 from .features import NO_MASK
@@ -301,7 +301,7 @@ def dirac_marginals(seq: Sequences, n_labels: int, c: float = 10.0, dtype=np.flo
     K = n_labels
     nu, npair = store_sizes(seq, K)
     mu_unary = aligned_empty(nu, dtype)
-    mu_pair = aligned_empty(npair, dtype)
+    mu_pair = stream_empty(npair, dtype)
     _dirac_store(seq.labels, seq.offsets, K, float(c), mu_unary, mu_pair, _workspace(seq, K))
     return mu_unary, mu_pair
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..jit import NJIT, NJIT_FAST
+from ..jit import NJIT, NJIT_FAST, stream_copy
 
 
 @njit(**NJIT_FAST)
@@ -89,13 +89,13 @@ class CatalystLoop:
             raise ValueError(f"initial weights of size {start.size}; the problem has "
                              f"{x0.size}")
         if weights is None:
-            self.center = np.array(start, copy=True)
+            self.center = stream_copy(start)
         else:  # v = start + sign(start) t, or within [-t, t] where 0
             t = l1 / self.inner_lam
             v = np.where(start != 0, start + np.sign(start) * t,
                          np.clip(w_hat * (lam / self.inner_lam), -t, t))
             self.center = (self.inner_lam * v - lam * w_hat) / self.kappa
-        self.previous = np.array(start, copy=True)
+        self.previous = stream_copy(start)
         self.rounds = 0
 
     def inner_image(self, w_hat: np.ndarray) -> np.ndarray:

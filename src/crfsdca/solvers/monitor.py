@@ -27,7 +27,11 @@ TRACE_COLUMNS = (
 """Columns every trace has, in this order; solver-specific diagnostics follow."""
 
 
-def checkpoints(epochs: float, period: float = 1.0, early: tuple = (0.1, 0.25, 0.5)):
+EARLY_CHECKPOINTS = (0.1, 0.25, 0.5)
+"""Fractions of the first epoch where a trace has rows (the figures' first progress)."""
+
+
+def checkpoints(epochs: float, period: float = 1.0, early: tuple = EARLY_CHECKPOINTS):
     """Monitor positions in epochs: 0, a few early fractions, then every ``period``."""
     points = {0.0, float(epochs)}
     points.update(e for e in early if e < epochs and e < period)

@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..jit import aligned_copy, aligned_empty, aligned_zeros, dot, line_zeros
+from ..jit import aligned_copy, aligned_empty, aligned_zeros, dot, line_zeros, stream_copy
 from ..model.features import soft_threshold
 from ..model.objective import (
     dirac_marginals,
@@ -135,8 +135,8 @@ class SDCA(Solver):
         if initial_marginals is None:
             mu_unary, mu_pair = dirac_marginals(p.train, K, c=o["init_c"], dtype=dtype)
         else:
-            mu_unary, mu_pair = (aligned_copy(np.asarray(m, dtype=dtype))
-                                 for m in initial_marginals)
+            mu_unary = aligned_copy(np.asarray(initial_marginals[0], dtype=dtype))
+            mu_pair = stream_copy(np.asarray(initial_marginals[1]), dtype)
             if (len(mu_unary), len(mu_pair)) != store_sizes(p.train, K):
                 raise ValueError(f"initial marginals of sizes {len(mu_unary)}, "
                                  f"{len(mu_pair)}; the training set needs "
