@@ -23,6 +23,7 @@ import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import contextmanager
 from itertools import chain, islice, repeat
+from operator import itemgetter
 from typing import NamedTuple
 
 import numpy as np
@@ -230,39 +231,61 @@ def _corpus_entries(X: list[list], ids: dict[str, int], grow: bool):
     flat dicts with str keys and str or number values (sklearn-crfsuite's features) or all
     lists of strings (CRFsuite's attribute lists): the common inputs, encoded a list at a
     time rather than an item at a time. None, adding no name, for any other corpus or
-    one with a name that the item-by-item path must report."""
+    one with a name that the item-by-item path must report.
+
+    Dict items are read as their (key, value) pairs, and names and weights are made once
+    per distinct pair (a corpus repeats most of them: CoNLL-2002 Dutch's tutorial features
+    are 3.7 million pairs, 82,000 distinct). A value equal to one met before under the
+    same key (1, 1.0 and True) is encoded as that one: the same name and weight."""
     items = list(chain.from_iterable(X))
     kinds = set(map(type, items))
+    if not (kinds <= _DICT or kinds <= _LIST):
+        return None
+    counts = np.fromiter(map(len, items), dtype=np.int64, count=len(items))
+    n = int(counts.sum())
     if kinds <= _DICT:
-        if not (set(map(type, chain.from_iterable(map(dict.values, items)))) <= _VALUE_TYPES
-                and set(map(type, chain.from_iterable(items))) <= _STR):
+        pairs: dict = {}  # (key, value) -> its position among the distinct pairs
+        try:
+            which = np.fromiter(map(pairs.setdefault, chain.from_iterable(map(dict.items, items)),
+                                    map(len, repeat(pairs, n))), dtype=np.int64, count=n)
+        except TypeError:  # an unhashable value: the item-by-item path reports it
+            return None
+        keys = list(map(itemgetter(0), pairs))
+        values = list(map(itemgetter(1), pairs))
+        if not (set(map(type, values)) <= _VALUE_TYPES and set(map(type, keys)) <= _STR):
             return None
         names = [f"{key}:{value}" if type(value) is str else key
-                 for item in items for key, value in item.items()]
-        weights = np.fromiter((1.0 if type(value) is str else value for item in items
-                               for value in item.values()), dtype=np.float64,
-                              count=len(names))
-    elif kinds <= _LIST:
-        if not set(map(type, chain.from_iterable(items))) <= _STR:
-            return None
+                 for key, value in zip(keys, values, strict=True)]
+        weights = np.fromiter((1.0 if type(value) is str else value for value in values),
+                              dtype=np.float64, count=len(values))[which]
+    else:
         names = list(chain.from_iterable(items))
-        weights = np.ones(len(names))
-    else:
-        return None
-    if grow:  # a new name gets the next id, len(ids) just before it is added
-        before = len(ids)
-        found = np.fromiter(map(ids.setdefault, names, map(len, repeat(ids, len(names)))),
-                            dtype=np.int64, count=len(names))
-        fresh = list(islice(ids, before, None))
-        text = "".join(fresh)
-        if "\x00" in text or not _utf8(text):
-            for name in fresh:  # as they were: the item-by-item path reports the name
-                del ids[name]
+        if not set(map(type, names)) <= _STR:
             return None
-    else:
-        found = np.fromiter(map(ids.get, names, repeat(-1, len(names))), dtype=np.int64,
-                            count=len(names))
-    return found, weights, np.fromiter(map(len, items), dtype=np.int64, count=len(items))
+        which, weights = None, np.ones(n)
+    found = _name_ids(names, ids, grow)
+    if found is None:
+        return None
+    return (found if which is None else found[which]), weights, counts
+
+
+def _name_ids(names: list[str], ids: dict[str, int], grow: bool) -> np.ndarray | None:
+    """The ids of ``names`` (-1 for an unknown name unless ``grow``, which gives each new
+    name the next id in order); None, adding none, if a new name could not be written to
+    a model file (the item-by-item path reports it)."""
+    if not grow:
+        return np.fromiter(map(ids.get, names, repeat(-1, len(names))), dtype=np.int64,
+                           count=len(names))
+    before = len(ids)  # a new name gets len(ids) just before it is added
+    found = np.fromiter(map(ids.setdefault, names, map(len, repeat(ids, len(names)))),
+                        dtype=np.int64, count=len(names))
+    fresh = list(islice(ids, before, None))
+    text = "".join(fresh)
+    if "\x00" in text or not _utf8(text):
+        for name in fresh:  # as they were
+            del ids[name]
+        return None
+    return found
 
 
 def _utf8(text: str) -> bool:
