@@ -429,3 +429,39 @@ def test_open_inmemory_and_context_manager(pair, tmp_path):
     with Tagger.from_model(exact_model(path)) as tagger:
         assert tagger.labels() == ["X", "Y"]
     assert call(tagger.labels) is ValueError
+
+
+_KEYS = st.sampled_from(["a", "b", "w", "a:x", "x:y"])
+_VALS = st.one_of(st.sampled_from(["x", "y", "q"]), st.booleans(), st.integers(-2, 2),
+                  st.sampled_from([0.0, 0.5, -1.5]))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(
+    st.lists(st.dictionaries(_KEYS, _VALS, max_size=4), min_size=1, max_size=4),
+    st.lists(st.lists(st.sampled_from(["a", "b", "a:x", "zz"]), max_size=4), min_size=1,
+             max_size=4)), min_size=1, max_size=5), st.integers(0, 2**31))
+def test_the_tagger_s_common_items_score_as_the_general_encoder(xseqs, seed):
+    """Dict items through the pairs met before (misses, then hits, and after the table is
+    emptied) and string lists score every token as the general encoder does, bit for
+    bit, and so decode the same."""
+    from crfsdca.model.oracle import unary_scores
+    from crfsdca.tagger import PairIds, encode_sequence
+
+    rng = np.random.default_rng(seed)
+    names = ["a:x", "a:y", "b", "w", "x:y:x", "a", "b:q"]
+    K = 3
+    model = Model(LABELS[:K], names, rng.normal(size=WeightLayout(len(names), K).dim))
+    tagger = Tagger.from_model(model)
+    d = tagger._d
+    for limit in (PairIds.limit, 3):
+        d.pairs.limit = limit
+        for xseq in xseqs + xseqs:
+            tagger.set(xseq)
+            T = len(xseq)
+            got = d.ws.scores[:T * K].copy()
+            want = np.empty(T * K)
+            unary_scores(model.weights, len(names), K, encode_sequence(xseq, d.attribute_ids),
+                         0, want)
+            assert got.tobytes() == want.tobytes()
+            assert d.entries(xseq) is not None

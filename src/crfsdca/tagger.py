@@ -32,12 +32,14 @@ import os
 import tempfile
 from collections.abc import Mapping
 from itertools import chain, repeat
+from operator import itemgetter
 
 import numpy as np
 
 from .data.items import add_sequence
 from .data.sequences import NO_VALUES, Sequences
 from .model.oracle import (
+    entry_scores,
     forward_backward,
     forward_logz,
     labeling_score,
@@ -97,11 +99,13 @@ def _xseq_items(xseq):
 
 
 _LISTS = {list, tuple}
+_DICTS = {dict}
 
 
-def _binary_split(items: list, get) -> tuple[np.ndarray, np.ndarray] | None:
-    """(indptr, attribute ids) of a sequence whose items are all lists of strings
-    (CRFsuite's binary attributes), or None for any other sequence.
+def _list_ids(items: list, get) -> np.ndarray | None:
+    """The attribute id of every entry (-1 if the model lacks it) of a sequence whose
+    items are all lists of strings (CRFsuite's binary attributes), or None for any other
+    sequence.
 
     Every entry is looked up at once, unknown ones as -1 (C-level passes: this is most of
     the time of ``tag``). An entry that is not a str is unknown too, or unhashable, so
@@ -113,28 +117,99 @@ def _binary_split(items: list, get) -> tuple[np.ndarray, np.ndarray] | None:
         ids = np.fromiter(map(get, flat, repeat(-1)), dtype=np.int32, count=len(flat))
     except TypeError:  # an unhashable entry (a list)
         return None
-    indptr = np.zeros(len(items) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, items), dtype=np.int64, count=len(items)),
-              out=indptr[1:])
-    known = ids >= 0
-    if any(type(flat[j]) is not str for j in np.flatnonzero(~known).tolist()):
+    if any(type(flat[j]) is not str for j in np.flatnonzero(ids < 0).tolist()):
         return None
-    return _drop_unknown(indptr, ids, known)
+    return ids
 
 
 def encode_sequence(xseq, attribute_ids: dict[str, int]) -> Sequences:
     """One item sequence as a one-sequence split in the ids of ``attribute_ids`` (labels
     0); unknown attributes are dropped, a repeated one adds its weights."""
     items = list(_xseq_items(xseq))
-    get = attribute_ids.get
-    split = _binary_split(items, get)
-    if split is not None:
-        indptr, ids, values = *split, NO_VALUES
+    ids = _list_ids(items, attribute_ids.get)
+    if ids is not None:
+        indptr = np.zeros(len(items) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, items), dtype=np.int64, count=len(items)),
+                  out=indptr[1:])
+        indptr, ids = _drop_unknown(indptr, ids, ids >= 0)
+        values = NO_VALUES
     else:
         indptr, ids, values = _item_split(items, attribute_ids)
     T = len(items)
     return Sequences(np.array([0, T], dtype=np.int64), np.zeros(T, dtype=np.int32), indptr,
                      ids, values)
+
+
+class PairIds:
+    """The dict items' (key, value) pairs met so far, each with its attribute id (-1 if
+    the model lacks it) and weight: sklearn-crfsuite's features repeat most pairs from
+    sentence to sentence, and a pair met before is looked up without making its name.
+    Emptied when it would hold more than :attr:`limit` pairs."""
+
+    limit = 1 << 20
+
+    def __init__(self):
+        self.clear()
+
+    def clear(self) -> None:
+        self.rows: dict = {}  # (key, value) -> its row of attr and weight
+        self.attr = np.empty(1024, dtype=np.int32)
+        self.weight = np.empty(1024)
+
+    def extend(self, pairs: list[tuple], attr: list[int], weight: list[float]) -> None:
+        """Add pairs not met before, with their attribute ids and weights."""
+        first, m = len(self.rows), len(pairs)
+        if first + m > len(self.attr):
+            size = max(2 * len(self.attr), first + m)
+            self.attr = np.concatenate([self.attr[:first], np.empty(size - first, np.int32)])
+            self.weight = np.concatenate([self.weight[:first], np.empty(size - first)])
+        self.attr[first:first + m] = attr
+        self.weight[first:first + m] = weight
+        self.rows.update(zip(pairs, range(first, first + m), strict=True))
+
+
+_STR = {str}
+_VALUE_TYPES = {str, float, int, bool}
+
+
+def _pair_rows(items: list, ids: dict[str, int], pairs: PairIds) -> np.ndarray | None:
+    """The rows in ``pairs`` of the (key, value) entries of a sequence whose items are all
+    flat dicts with str keys and str or number values (sklearn-crfsuite's features), the
+    pairs not met before added; None for any other sequence (which
+    :func:`encode_sequence` then reads, and reports a bad item of)."""
+    if not set(map(type, items)) <= _DICTS:
+        return None
+    n = sum(map(len, items))
+    try:
+        rows = _rows(items, pairs, n)
+    except TypeError:  # an unhashable value
+        return None
+    if not n or rows.min() >= 0:
+        return rows
+    if len(pairs.rows) + n > pairs.limit:
+        pairs.clear()
+        rows[:] = -1
+    flat = list(chain.from_iterable(map(dict.items, items)))
+    missing = np.flatnonzero(rows < 0).tolist()
+    new = list(dict.fromkeys(map(flat.__getitem__, missing)))
+    keys = list(map(itemgetter(0), new))
+    values = list(map(itemgetter(1), new))
+    if not (set(map(type, keys)) <= _STR and set(map(type, values)) <= _VALUE_TYPES):
+        return None
+    weights = [1.0 if type(v) is str else float(v) for v in values]  # OverflowError
+    if not all(map(math.isfinite, weights)):  # item by item, which reports it
+        return None
+    names = [f"{k}:{v}" if type(v) is str else k for k, v in zip(keys, values, strict=True)]
+    pairs.extend(new, list(map(ids.get, names, repeat(-1))), weights)
+    rows[missing] = list(map(pairs.rows.__getitem__, map(flat.__getitem__, missing)))
+    return rows
+
+
+def _rows(items: list, pairs: PairIds, n: int) -> np.ndarray:
+    """The row of every pair of ``items`` in ``pairs`` (-1 for a pair not met before):
+    one C-level pass over the items' own (key, value) tuples."""
+    return np.fromiter(map(pairs.rows.get, chain.from_iterable(map(dict.items, items)),
+                           repeat(-1)), dtype=np.int64, count=n)
 
 
 def _item_split(items: list, ids: dict[str, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -179,6 +254,7 @@ class _Decoder:
         self.A, self.K = len(model.attributes), len(model.labels)
         self.label_ids = {lab: k for k, lab in enumerate(self.labels)}
         self.attribute_ids = {a: i for i, a in enumerate(model.attributes)}
+        self.pairs = PairIds()
         self.ws = None
         self.tmax = 0.0
         self.reserve(8)
@@ -191,6 +267,17 @@ class _Decoder:
         self.ws = make_workspace(size, self.K)
         self.tmax = transition_potentials(self.w, transition_offset(self.A, self.K), self.K,
                                           self.ws.trans)
+
+    def entries(self, items: list) -> tuple[np.ndarray, np.ndarray] | None:
+        """(attribute ids, weights) of every entry of a sequence of the common items, lists
+        of strings or flat dicts (:func:`entry_scores`'s input), or None for others."""
+        ids = _list_ids(items, self.attribute_ids.get)
+        if ids is not None:
+            return ids, NO_VALUES
+        rows = _pair_rows(items, self.attribute_ids, self.pairs)
+        if rows is not None:
+            return self.pairs.attr[rows], self.pairs.weight[rows]
+        return None
 
     def label_id(self, label) -> int:
         """The id of a label (str, or UTF-8 bytes as python-crfsuite takes them)."""
@@ -282,11 +369,17 @@ class Tagger:
     def set(self, xseq) -> None:
         """Keep the item sequence ``xseq`` for ``tag()``, ``probability`` and ``marginal``."""
         d = self._decoder()
-        seq = encode_sequence(xseq, d.attribute_ids)
-        T = len(seq.labels)
+        items = list(_xseq_items(xseq))
+        T = len(items)
         d.reserve(T)
-        if T:
-            unary_scores(d.w, d.A, d.K, seq, 0, d.ws.scores)
+        entries = d.entries(items)
+        if entries is not None:
+            entry_scores(d.w, d.A, d.K, np.fromiter(map(len, items), np.int64, T), *entries,
+                         d.ws.scores)
+        else:
+            seq = encode_sequence(items, d.attribute_ids)
+            if T:
+                unary_scores(d.w, d.A, d.K, seq, 0, d.ws.scores)
         self._clear()
         self._T = T
 

@@ -139,6 +139,42 @@ def _token_scores(w, scale, scaled, n_attr, K, seq, i, out):
 
 
 @njit(**NJIT)
+def entry_scores(w, n_attr, K, counts, ids, values, out):
+    """:func:`unary_scores` of one sequence given as its items' entries in order
+    (``counts[t]`` for item t; attribute ``ids[j]``, -1 for one the model lacks, of weight
+    ``values[j]``, all 1 if ``values`` is empty): the same sums in the same order."""
+    T = len(counts)
+    real = len(values) > 0
+    ob = n_attr * K
+    bias = w[ob:ob + 3 * K]
+    stop = 0
+    for t in range(T):
+        o = out[t * K:(t + 1) * K]
+        for k in range(K):
+            o[k] = bias[3 * k]
+        if t == 0:
+            for k in range(K):
+                o[k] += bias[3 * k + 1]
+        if t == T - 1:
+            for k in range(K):
+                o[k] += bias[3 * k + 2]
+        start, stop = stop, stop + counts[t]
+        for j in range(start, stop):
+            a = ids[j]
+            if a < 0:
+                continue
+            wa = w[a * K:(a + 1) * K]
+            if real:
+                v = values[j]
+                for k in range(K):
+                    o[k] += v * wa[k]
+            else:
+                for k in range(K):
+                    o[k] += wa[k]
+    return T
+
+
+@njit(**NJIT)
 def unary_scores(w, n_attr, K, seq, i, out):
     """Write u_t(k) of sequence i of ``seq`` (a :class:`~crfsdca.data.sequences.Sequences`
     or anything with its arrays) into ``out[:T*K]`` and return T."""
