@@ -268,3 +268,10 @@ def test_elastic_net_matches_python_crfsuite_owlqn():
     assert ours <= rows[-1]["loss"] + 5e-7  # CRFsuite logs its loss with 6 decimals
     assert 0 < np.count_nonzero(crf.model_.weights) < np.count_nonzero(
         CRF(c2=c2).fit(X, y).model_.weights)
+
+
+def test_the_log_has_no_rows_within_the_first_epoch(xseq, yseq):
+    """The library's log starts at epoch 0, then one row per epoch: the rows at 0.1, 0.25
+    and 0.5 epochs of the reproduction's traces cost a pass each and are not taken."""
+    crf = CRF(max_iterations=3, epsilon=0).fit([xseq] * 20, [yseq] * 20)
+    assert [r["epoch"] for r in crf.training_log_] == [0.0, 1.0, 2.0, 3.0]

@@ -465,3 +465,32 @@ def test_the_tagger_s_common_items_score_as_the_general_encoder(xseqs, seed):
                          0, want)
             assert got.tobytes() == want.tobytes()
             assert d.entries(xseq) is not None
+
+
+def test_a_failed_set_keeps_the_sequence_set_before():
+    """A bad item (in a sequence longer than the tagger's workspace) raises before the
+    workspace is touched: tag() and probability() still describe the sequence set last."""
+    rng = np.random.default_rng(3)
+    model = Model(["X", "Y"], ["a", "b"], rng.normal(size=WeightLayout(2, 2).dim))
+    tagger = Tagger.from_model(model)
+    tagger.set([["a"], ["b"], ["a", "b"]])
+    want = tagger.tag()
+    p = tagger.probability(want)
+    for bad in ([["a"]] * 50 + [[3]], [{"a": "x"}] * 50 + [{"a": 1 + 0j}]):
+        with pytest.raises(ValueError):
+            tagger.set(bad)
+        assert tagger.tag() == want and tagger.probability(want) == p
+
+
+def test_a_value_equal_to_one_met_before_is_still_checked():
+    """1 + 0j equals 1 (and hashes alike): the pairs met before must not let it through
+    where the item-by-item reading refuses it, in the tagger and in the encoder."""
+    from crfsdca.data.items import Vocabulary, encode
+
+    model = Model(["X", "Y"], ["a", "b"], np.zeros(WeightLayout(2, 2).dim))
+    tagger = Tagger.from_model(model)
+    tagger.set([{"a": 1}])
+    with pytest.raises(ValueError):
+        tagger.set([{"a": 1 + 0j}])
+    with pytest.raises(ValueError, match="sequence 0, item 1"):
+        encode([[{"a": 1}, {"a": 1 + 0j}]], None, Vocabulary(), Vocabulary(), grow=True)

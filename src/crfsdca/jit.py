@@ -31,6 +31,7 @@ facilities numba does not expose.
   finds its core taken: two SDCA lanes on NER then ran no faster than one.
 """
 
+import errno
 import mmap
 import sys
 
@@ -85,7 +86,16 @@ def stream_empty(n: int, dtype=np.float64) -> np.ndarray:
     against 0.35 s in 4 KiB pages. A block-by-block read gains nothing from huge pages,
     unlike the random rows of the weights (``benchmarks.md``, issue 28)."""
     dtype = np.dtype(dtype)
-    buffer = mmap.mmap(-1, max(n * dtype.itemsize, 1))
+    size = max(n * dtype.itemsize, 1)
+    try:  # private (a forked process copies on write), and told: no huge pages
+        buffer = (mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE) if hasattr(mmap, "MAP_PRIVATE")
+                  else mmap.mmap(-1, size))
+    except OSError as e:
+        if e.errno == errno.ENOMEM:
+            raise MemoryError(f"cannot allocate {size:,} bytes") from e
+        raise
+    if hasattr(mmap, "MADV_NOHUGEPAGE"):
+        buffer.madvise(mmap.MADV_NOHUGEPAGE)
     return np.frombuffer(buffer, dtype=dtype, count=n)
 
 

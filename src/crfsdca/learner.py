@@ -119,8 +119,9 @@ def learn(problem: Problem, algorithm: str, options: dict, seed: int = 0,
     ``start`` continues a previous run (what the solver's registry entry says it continues
     from: a dual state's marginals, or weights); ``threads``: SDCA's lanes and the
     full-batch passes (sdca, lbfgs). Ctrl-C stops with the weights reached (status
-    ``interrupted``). The log has a row at the start and one per epoch, none within the
-    first (the reproduction's traces have those; each costs a pass over the data).
+    ``interrupted``). The log has a row at the start and one per epoch; none is scheduled
+    within the first (the reproduction's traces have such rows; each costs a pass over
+    the data), though a stop there (convergence, a time limit, Ctrl-C) writes its row.
     """
     from .training import Progress, run_solver
 

@@ -144,9 +144,10 @@ class PairIds:
     """The dict items' (key, value) pairs met so far, each with its attribute id (-1 if
     the model lacks it) and weight: sklearn-crfsuite's features repeat most pairs from
     sentence to sentence, and a pair met before is looked up without making its name.
-    Emptied when it would hold more than :attr:`limit` pairs."""
+    Emptied when it would hold more than :attr:`limit` pairs (some 200 bytes each). Like
+    the tagger that keeps it (and python-crfsuite's), not for several threads at once."""
 
-    limit = 1 << 20
+    limit = 1 << 18
 
     def __init__(self):
         self.clear()
@@ -177,8 +178,9 @@ def _pair_rows(items: list, ids: dict[str, int], pairs: PairIds) -> np.ndarray |
     flat dicts with str keys and str or number values (sklearn-crfsuite's features), the
     pairs not met before added; None for any other sequence (which
     :func:`encode_sequence` then reads, and reports a bad item of)."""
-    if not set(map(type, items)) <= _DICTS:
-        return None
+    if not (set(map(type, items)) <= _DICTS
+            and set(map(type, chain.from_iterable(map(dict.values, items)))) <= _VALUE_TYPES):
+        return None  # every value's type: one equal to a pair met before (1 == 1 + 0j) too
     n = sum(map(len, items))
     try:
         rows = _rows(items, pairs, n)
@@ -194,7 +196,7 @@ def _pair_rows(items: list, ids: dict[str, int], pairs: PairIds) -> np.ndarray |
     new = list(dict.fromkeys(map(flat.__getitem__, missing)))
     keys = list(map(itemgetter(0), new))
     values = list(map(itemgetter(1), new))
-    if not (set(map(type, keys)) <= _STR and set(map(type, values)) <= _VALUE_TYPES):
+    if not set(map(type, keys)) <= _STR:
         return None
     weights = [1.0 if type(v) is str else float(v) for v in values]  # OverflowError
     if not all(map(math.isfinite, weights)):  # item by item, which reports it
@@ -371,15 +373,14 @@ class Tagger:
         d = self._decoder()
         items = list(_xseq_items(xseq))
         T = len(items)
+        entries = d.entries(items)  # a bad item raises here, the sequence set before kept
+        seq = encode_sequence(items, d.attribute_ids) if entries is None else None
         d.reserve(T)
-        entries = d.entries(items)
         if entries is not None:
             entry_scores(d.w, d.A, d.K, np.fromiter(map(len, items), np.int64, T), *entries,
                          d.ws.scores)
-        else:
-            seq = encode_sequence(items, d.attribute_ids)
-            if T:
-                unary_scores(d.w, d.A, d.K, seq, 0, d.ws.scores)
+        elif T:
+            unary_scores(d.w, d.A, d.K, seq, 0, d.ws.scores)
         self._clear()
         self._T = T
 

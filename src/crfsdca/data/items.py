@@ -236,7 +236,9 @@ def _corpus_entries(X: list[list], ids: dict[str, int], grow: bool):
     Dict items are read as their (key, value) pairs, and names and weights are made once
     per distinct pair (a corpus repeats most of them: CoNLL-2002 Dutch's tutorial features
     are 3.7 million pairs, 82,000 distinct). A value equal to one met before under the
-    same key (1, 1.0 and True) is encoded as that one: the same name and weight."""
+    same key (1, 1.0 and True) is encoded as that one: the same name and weight; every
+    value's type is checked, so that one the item-by-item path refuses (1 + 0j) is
+    refused whatever it equals."""
     items = list(chain.from_iterable(X))
     kinds = set(map(type, items))
     if not (kinds <= _DICT or kinds <= _LIST):
@@ -252,8 +254,9 @@ def _corpus_entries(X: list[list], ids: dict[str, int], grow: bool):
             return None
         keys = list(map(itemgetter(0), pairs))
         values = list(map(itemgetter(1), pairs))
-        if not (set(map(type, values)) <= _VALUE_TYPES and set(map(type, keys)) <= _STR):
-            return None
+        if not (set(map(type, keys)) <= _STR and set(map(
+                type, chain.from_iterable(map(dict.values, items)))) <= _VALUE_TYPES):
+            return None  # every value's type: one equal to a pair met before (1 == 1 + 0j) too
         names = [f"{key}:{value}" if type(value) is str else key
                  for key, value in zip(keys, values, strict=True)]
         weights = np.fromiter((1.0 if type(value) is str else value for value in values),
