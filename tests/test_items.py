@@ -121,7 +121,10 @@ def test_digest_sees_weights_and_labels():
 
 _NAMES = st.sampled_from(["a", "b", "c", "é", "w[0]", "x:y"])
 _VALUES = st.one_of(st.sampled_from(["u", "v", "é"]), st.booleans(),
-                    st.integers(-2, 2), st.sampled_from([0.0, 0.5, -1.5]))
+                    st.integers(-2, 2), st.sampled_from([0.0, 0.5, -1.5]),
+                    st.sampled_from([np.str_("u"), np.str_("w"), np.bool_(True),
+                                     np.bool_(False), np.float64(0.5), np.float32(-1.5),
+                                     np.int64(2), np.int32(-1)]))  # numpy's, as pandas gives
 _DICT_ITEM = st.dictionaries(_NAMES, _VALUES, max_size=5)
 _LIST_ITEM = st.lists(_NAMES, max_size=5)
 

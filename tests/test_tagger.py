@@ -433,7 +433,9 @@ def test_open_inmemory_and_context_manager(pair, tmp_path):
 
 _KEYS = st.sampled_from(["a", "b", "w", "a:x", "x:y"])
 _VALS = st.one_of(st.sampled_from(["x", "y", "q"]), st.booleans(), st.integers(-2, 2),
-                  st.sampled_from([0.0, 0.5, -1.5]))
+                  st.sampled_from([0.0, 0.5, -1.5]),
+                  st.sampled_from([np.str_("x"), np.bool_(True), np.float64(0.5),
+                                   np.float32(-1.5), np.int64(2)]))
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -36,7 +36,7 @@ from operator import itemgetter
 
 import numpy as np
 
-from .data.items import add_sequence
+from .data.items import _VALUE_TYPES, add_sequence
 from .data.sequences import NO_VALUES, Sequences
 from .model.oracle import (
     entry_scores,
@@ -170,7 +170,6 @@ class PairIds:
 
 
 _STR = {str}
-_VALUE_TYPES = {str, float, int, bool}
 
 
 def _pair_rows(items: list, ids: dict[str, int], pairs: PairIds) -> np.ndarray | None:
@@ -198,10 +197,11 @@ def _pair_rows(items: list, ids: dict[str, int], pairs: PairIds) -> np.ndarray |
     values = list(map(itemgetter(1), new))
     if not set(map(type, keys)) <= _STR:
         return None
-    weights = [1.0 if type(v) is str else float(v) for v in values]  # OverflowError
+    weights = [1.0 if isinstance(v, str) else float(v) for v in values]  # OverflowError
     if not all(map(math.isfinite, weights)):  # item by item, which reports it
         return None
-    names = [f"{k}:{v}" if type(v) is str else k for k, v in zip(keys, values, strict=True)]
+    names = [f"{k}:{v}" if isinstance(v, str) else k
+             for k, v in zip(keys, values, strict=True)]
     pairs.extend(new, list(map(ids.get, names, repeat(-1))), weights)
     rows[missing] = list(map(pairs.rows.__getitem__, map(flat.__getitem__, missing)))
     return rows

@@ -257,9 +257,9 @@ def _corpus_entries(X: list[list], ids: dict[str, int], grow: bool):
         if not (set(map(type, keys)) <= _STR and set(map(
                 type, chain.from_iterable(map(dict.values, items)))) <= _VALUE_TYPES):
             return None  # every value's type: one equal to a pair met before (1 == 1 + 0j) too
-        names = [f"{key}:{value}" if type(value) is str else key
+        names = [f"{key}:{value}" if isinstance(value, str) else key
                  for key, value in zip(keys, values, strict=True)]
-        weights = np.fromiter((1.0 if type(value) is str else value for value in values),
+        weights = np.fromiter((1.0 if isinstance(value, str) else value for value in values),
                               dtype=np.float64, count=len(values))[which]
     else:
         names = list(chain.from_iterable(items))
@@ -300,8 +300,11 @@ def _utf8(text: str) -> bool:
     return True
 
 
-_NUMBERS = (float, int, bool)
-_VALUE_TYPES = {str, *_NUMBERS}
+_VALUE_TYPES = {str, float, int, bool, np.str_, np.float64, np.float32, np.int64, np.int32,
+                np.bool_}
+"""The attribute values the fast paths take (numpy's too: features built with numpy or
+pandas); each is read as :func:`item_attributes` reads it: a str (``np.str_``) names
+``key:value`` of weight 1, a number is the weight of ``key``."""
 _STR = {str}
 _DICT = {dict}
 _LIST = {list}
@@ -326,9 +329,10 @@ def _names_values(item) -> tuple[list[str], list[float]]:
     kind = type(item)
     if kind is dict:
         if set(map(type, item.values())) <= _VALUE_TYPES and set(map(type, item)) <= _STR:
-            return ([f"{key}:{value}" if type(value) is str else key
+            return ([f"{key}:{value}" if isinstance(value, str) else key
                      for key, value in item.items()],
-                    [1.0 if type(value) is str else float(value) for value in item.values()])
+                    [1.0 if isinstance(value, str) else float(value)
+                     for value in item.values()])
     elif kind is list and set(map(type, item)) <= _STR:
         return item, [1.0] * len(item)
     pairs = item_attributes(item)
@@ -367,14 +371,14 @@ def _add_flat_dicts(xseq: list, ids: dict[str, int], grow: bool, attr_ids: list,
     if not (set(map(type, chain.from_iterable(map(dict.values, xseq)))) <= _VALUE_TYPES
             and set(map(type, chain.from_iterable(xseq))) <= _STR):
         return False
-    names = [f"{key}:{value}" if type(value) is str else key
+    names = [f"{key}:{value}" if isinstance(value, str) else key
              for item in xseq for key, value in item.items()]
     try:
         found = _look_up(names, ids, grow)
     except ValueError:  # the names before it have their ids, as item by item
         return False
     attr_ids.extend(found)
-    weights.extend([1.0 if type(value) is str else float(value)
+    weights.extend([1.0 if isinstance(value, str) else float(value)
                     for item in xseq for value in item.values()])
     counts.extend(map(len, xseq))
     return True
