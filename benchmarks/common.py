@@ -80,6 +80,17 @@ def best_time(fn, repeat: int = 3) -> float:
     return best
 
 
+def report(rows: list[dict], json_path: str | None = None) -> None:
+    """Write ``rows`` to ``json_path`` (if given) and print them as a markdown table."""
+    import json
+
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(rows, f, indent=1)
+    print()
+    print(markdown_table(rows, list(rows[0])))
+
+
 def markdown_table(rows: list[dict], columns: list[str]) -> str:
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for r in rows:

@@ -24,7 +24,7 @@ import time
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from common import machine, markdown_table  # noqa: E402
+from common import machine, report  # noqa: E402
 from practitioner import load  # noqa: E402
 
 PARTS = ("encode", "crfsuite_feature_mask", "make_problem", "learn")
@@ -93,11 +93,7 @@ def main() -> None:
                        "test_encode_s": round(test_encode, 2)}
                 rows.append(row)
                 print(json.dumps(row), flush=True)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
-    print()
-    print(markdown_table(rows, list(rows[0])))
+    report(rows, args.json)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ from operator import itemgetter
 
 import numpy as np
 
-from .data.items import _VALUE_TYPES, add_sequence
+from .data.items import _DICT, _STR, _VALUE_TYPES, add_sequence, pair_names, pair_weights
 from .data.sequences import NO_VALUES, Sequences
 from .model.oracle import (
     entry_scores,
@@ -99,7 +99,6 @@ def _xseq_items(xseq):
 
 
 _LISTS = {list, tuple}
-_DICTS = {dict}
 
 
 def _list_ids(items: list, get) -> np.ndarray | None:
@@ -169,15 +168,12 @@ class PairIds:
         self.rows.update(zip(pairs, range(first, first + m), strict=True))
 
 
-_STR = {str}
-
-
 def _pair_rows(items: list, ids: dict[str, int], pairs: PairIds) -> np.ndarray | None:
     """The rows in ``pairs`` of the (key, value) entries of a sequence whose items are all
     flat dicts with str keys and str or number values (sklearn-crfsuite's features), the
     pairs not met before added; None for any other sequence (which
     :func:`encode_sequence` then reads, and reports a bad item of)."""
-    if not (set(map(type, items)) <= _DICTS
+    if not (set(map(type, items)) <= _DICT
             and set(map(type, chain.from_iterable(map(dict.values, items)))) <= _VALUE_TYPES):
         return None  # every value's type: one equal to a pair met before (1 == 1 + 0j) too
     n = sum(map(len, items))
@@ -197,12 +193,10 @@ def _pair_rows(items: list, ids: dict[str, int], pairs: PairIds) -> np.ndarray |
     values = list(map(itemgetter(1), new))
     if not set(map(type, keys)) <= _STR:
         return None
-    weights = [1.0 if isinstance(v, str) else float(v) for v in values]  # OverflowError
+    weights = pair_weights(values)  # OverflowError, as item by item
     if not all(map(math.isfinite, weights)):  # item by item, which reports it
         return None
-    names = [f"{k}:{v}" if isinstance(v, str) else k
-             for k, v in zip(keys, values, strict=True)]
-    pairs.extend(new, list(map(ids.get, names, repeat(-1))), weights)
+    pairs.extend(new, list(map(ids.get, pair_names(keys, values), repeat(-1))), weights)
     rows[missing] = list(map(pairs.rows.__getitem__, map(flat.__getitem__, missing)))
     return rows
 

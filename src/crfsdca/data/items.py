@@ -257,10 +257,8 @@ def _corpus_entries(X: list[list], ids: dict[str, int], grow: bool):
         if not (set(map(type, keys)) <= _STR and set(map(
                 type, chain.from_iterable(map(dict.values, items)))) <= _VALUE_TYPES):
             return None  # every value's type: one equal to a pair met before (1 == 1 + 0j) too
-        names = [f"{key}:{value}" if isinstance(value, str) else key
-                 for key, value in zip(keys, values, strict=True)]
-        weights = np.fromiter((1.0 if isinstance(value, str) else value for value in values),
-                              dtype=np.float64, count=len(values))[which]
+        names = pair_names(keys, values)
+        weights = np.array(pair_weights(values), dtype=np.float64)[which]
     else:
         names = list(chain.from_iterable(items))
         if not set(map(type, names)) <= _STR:
@@ -270,6 +268,19 @@ def _corpus_entries(X: list[list], ids: dict[str, int], grow: bool):
     if found is None:
         return None
     return (found if which is None else found[which]), weights, counts
+
+
+def pair_names(keys: list[str], values: list) -> list[str]:
+    """The attribute name of each flat-dict entry (key, value), as :func:`item_attributes`
+    reads it: ``key:value`` for a str value, else ``key`` (whose weight the value is)."""
+    return [f"{key}:{value}" if isinstance(value, str) else key
+            for key, value in zip(keys, values, strict=True)]
+
+
+def pair_weights(values: list) -> list[float]:
+    """The weight of each flat-dict entry's value (:func:`pair_names`): 1 for a str, else
+    ``float(value)`` (OverflowError for an int beyond float)."""
+    return [1.0 if isinstance(value, str) else float(value) for value in values]
 
 
 def _name_ids(names: list[str], ids: dict[str, int], grow: bool) -> np.ndarray | None:
@@ -329,10 +340,8 @@ def _names_values(item) -> tuple[list[str], list[float]]:
     kind = type(item)
     if kind is dict:
         if set(map(type, item.values())) <= _VALUE_TYPES and set(map(type, item)) <= _STR:
-            return ([f"{key}:{value}" if isinstance(value, str) else key
-                     for key, value in item.items()],
-                    [1.0 if isinstance(value, str) else float(value)
-                     for value in item.values()])
+            values = list(item.values())
+            return pair_names(list(item), values), pair_weights(values)
     elif kind is list and set(map(type, item)) <= _STR:
         return item, [1.0] * len(item)
     pairs = item_attributes(item)
@@ -371,15 +380,13 @@ def _add_flat_dicts(xseq: list, ids: dict[str, int], grow: bool, attr_ids: list,
     if not (set(map(type, chain.from_iterable(map(dict.values, xseq)))) <= _VALUE_TYPES
             and set(map(type, chain.from_iterable(xseq))) <= _STR):
         return False
-    names = [f"{key}:{value}" if isinstance(value, str) else key
-             for item in xseq for key, value in item.items()]
+    values = list(chain.from_iterable(map(dict.values, xseq)))
     try:
-        found = _look_up(names, ids, grow)
+        found = _look_up(pair_names(list(chain.from_iterable(xseq)), values), ids, grow)
     except ValueError:  # the names before it have their ids, as item by item
         return False
     attr_ids.extend(found)
-    weights.extend([1.0 if isinstance(value, str) else float(value)
-                    for item in xseq for value in item.values()])
+    weights.extend(pair_weights(values))
     counts.extend(map(len, xseq))
     return True
 

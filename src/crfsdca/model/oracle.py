@@ -93,6 +93,17 @@ NO_LABELS = np.zeros(0, dtype=np.int32)
 
 
 @njit(inline="always", **NJIT)
+def _add_end_bias(bias, K, t, T, o):
+    """Add the first-position and last-position bias to the scores ``o`` of token t."""
+    if t == 0:
+        for k in range(K):
+            o[k] += bias[3 * k + 1]
+    if t == T - 1:
+        for k in range(K):
+            o[k] += bias[3 * k + 2]
+
+
+@njit(inline="always", **NJIT)
 def _token_scores(w, scale, scaled, n_attr, K, seq, i, out):
     """The one loop of :func:`unary_scores` and :func:`scaled_unary_scores` (``scaled``, a
     constant at each call, picks the order of the sums; each keeps its own bits)."""
@@ -109,12 +120,7 @@ def _token_scores(w, scale, scaled, n_attr, K, seq, i, out):
         else:
             for k in range(K):
                 o[k] = bias[3 * k]
-            if t == 0:
-                for k in range(K):
-                    o[k] += bias[3 * k + 1]
-            if t == T - 1:
-                for k in range(K):
-                    o[k] += bias[3 * k + 2]
+            _add_end_bias(bias, K, t, T, o)
         tok = start + t
         for j in range(seq.attr_indptr[tok], seq.attr_indptr[tok + 1]):
             base = seq.attr_indices[j] * K
@@ -129,12 +135,7 @@ def _token_scores(w, scale, scaled, n_attr, K, seq, i, out):
         if scaled:
             for k in range(K):
                 o[k] = scale * o[k] + bias[3 * k]
-            if t == 0:
-                for k in range(K):
-                    o[k] += bias[3 * k + 1]
-            if t == T - 1:
-                for k in range(K):
-                    o[k] += bias[3 * k + 2]
+            _add_end_bias(bias, K, t, T, o)
     return T
 
 
@@ -152,12 +153,7 @@ def entry_scores(w, n_attr, K, counts, ids, values, out):
         o = out[t * K:(t + 1) * K]
         for k in range(K):
             o[k] = bias[3 * k]
-        if t == 0:
-            for k in range(K):
-                o[k] += bias[3 * k + 1]
-        if t == T - 1:
-            for k in range(K):
-                o[k] += bias[3 * k + 2]
+        _add_end_bias(bias, K, t, T, o)
         start, stop = stop, stop + counts[t]
         for j in range(start, stop):
             a = ids[j]
