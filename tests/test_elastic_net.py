@@ -5,8 +5,6 @@ p, q >= 0 (a smooth, bound-constrained form of the L1 term), and the dual recomp
 full from the marginal store.
 """
 
-from typing import NamedTuple
-
 import numpy as np
 import pytest
 import scipy.optimize
@@ -209,11 +207,26 @@ def test_the_optimum_and_its_support_agree_with_crfsuite_owlqn(tmp_path):
     assert (w == 0).sum() > 0.2 * p.dim
 
 
-class _Rows(NamedTuple):
-    """What l1_split reads of a SequenceIndex: one sequence's distinct attributes."""
+def _one_sequence_rows(rows: np.ndarray):
+    """A SequenceIndex whose sequence 0 has the distinct attributes ``rows`` (all that
+    l1_split reads), of the kernels' own types: an overload compiled for a type defined
+    here would be cached beside the package's and break its cache index for processes
+    that cannot import this module."""
+    from crfsdca.solvers.index import SequenceIndex
 
-    uniq_ptr: np.ndarray
-    uniq_attr: np.ndarray
+    none = np.zeros(0, dtype=np.int32)
+    return SequenceIndex(np.zeros(2, dtype=np.int64), none, np.zeros(2, dtype=np.int64), none,
+                         np.zeros(0), np.array([0, len(rows)], dtype=np.int64),
+                         rows.astype(np.int32), none)
+
+
+def _crossing_buffers(cross_v: np.ndarray, cross_u: np.ndarray, K: int):
+    """SDCABuffers around the crossing lists (what quadratic reads), for the same reason."""
+    from crfsdca.model.oracle import make_workspace
+    from crfsdca.solvers.sdca_kernel import SDCABuffers
+
+    return SDCABuffers(make_workspace(1, K), np.zeros(K), np.zeros(3 * K), np.zeros(K * K),
+                       np.zeros(K * K), np.zeros(3 * K), cross_v, cross_u)
 
 
 @settings(max_examples=60, deadline=None)
@@ -236,13 +249,13 @@ def test_the_split_quadratic_equals_the_direct_sum(seed, K, g_max):
                              + [np.arange(n_attr * K, len(v))])
     u_all = np.concatenate([u_em, u_bias, u_trans])
     cross_v, cross_u = np.zeros(len(support) + 1), np.zeros(len(support) + 1)
-    idx = _Rows(np.array([0, len(rows)], dtype=np.int64), rows)
+    idx = _one_sequence_rows(rows)
     a0, b0, wv, n = l1_split(v, idx, 0, K, n_attr, kappa, g_max, u_em, u_bias, u_trans,
-                             cross_v, cross_u)
+                             np.zeros(len(u_em)), cross_v, cross_u)
     w = np.array([soft(x, kappa) for x in v[support]])
     assert wv == pytest.approx(float(u_all @ w), abs=1e-12)
     blk = Block(0, 0, 0, 2, K, n_attr, 1.0, wv, 0.0, kappa, a0, b0, n)
-    buf = _Cross(cross_v, cross_u)
+    buf = _crossing_buffers(cross_v, cross_u, K)
     for gamma in np.linspace(0.0, g_max, 7)[1:]:
         y = np.array([soft(x, kappa) for x in v[support] + gamma * u_all])
         d1, d2, val = quadratic(blk, buf, gamma)
@@ -250,8 +263,3 @@ def test_the_split_quadratic_equals_the_direct_sum(seed, K, g_max):
         assert val == pytest.approx(0.5 * float(y @ y - w @ w), abs=1e-12)
         if np.all(np.abs(v[support] + gamma * u_all) != kappa):
             assert d2 == pytest.approx(float(u_all[y != 0] @ u_all[y != 0]), abs=1e-12)
-
-
-class _Cross(NamedTuple):
-    cross_v: np.ndarray
-    cross_u: np.ndarray

@@ -172,7 +172,8 @@ class SDCA(Solver):
                           line_zeros(N_COUNTERS, np.int64), line_zeros(1), locks),
                 SDCABuffers(make_workspace(max_len, K), aligned_zeros(vsize),
                             aligned_zeros(3 * K), aligned_zeros(K * K), aligned_zeros(K * K),
-                            aligned_zeros(support), aligned_zeros(support)),
+                            aligned_zeros(vsize if p.kappa else 0), aligned_zeros(support),
+                            aligned_zeros(support)),
                 make_sampler(o["sampler"], o["non_uniformity"], len(members),
                              None if lipschitz is None else lipschitz[members]),
                 make_rng(seed if t == 0 else seed * 1_000_003 + t)))

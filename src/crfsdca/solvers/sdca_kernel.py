@@ -88,6 +88,7 @@ class SDCABuffers(NamedTuple):
     v_bias: np.ndarray  # 3K
     v_trans: np.ndarray  # KK
     w_trans: np.ndarray  # KK: the transition weights the oracle read (threads change w)
+    v_rows: np.ndarray  # elastic net: v's rows of the sequence's attributes, gathered
     cross_v: np.ndarray  # elastic net: v and u of the entries whose sign may change in a
     cross_u: np.ndarray  # step (Block.n_cross of them); u's largest support
 
@@ -427,7 +428,8 @@ def _direction(w, n_attr, K, idx, i, u0, p0, T, st, buf, d_unary, d_pair, sum_tr
     if not ridge:
         a0, b0, wv, n_cross = l1_split(st.v, idx, i, K, n_attr, opt.kappa,
                                        max(1.0, opt.fixed_step), buf.v_emission,
-                                       buf.v_bias, buf.v_trans, buf.cross_v, buf.cross_u)
+                                       buf.v_bias, buf.v_trans, buf.v_rows, buf.cross_v,
+                                       buf.cross_u)
     return Block(i, u0, p0, T, K, n_attr, opt.lam_n, wv, vv, opt.kappa, a0, b0, n_cross)
 
 

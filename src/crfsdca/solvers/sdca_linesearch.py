@@ -90,21 +90,31 @@ def soft(x, kappa):
     return x - min(max(x, -kappa), kappa)
 
 
+SPLIT_CHUNK = 64
+"""Entries per chunk of :func:`l1_split`'s pass: the sums vectorize over a chunk, and the
+scalar walk that collects the crossing entries runs only in the chunks that have one."""
+
+
 @njit(inline="always", **NJIT_FAST)
 def _fixed_sums(v, u, kappa, g_max, a0, b0, wv):
-    """(a0, b0, wv) plus the sums of u_j w_j and u_j^2 over the entries of a row whose
-    v_j + gamma u_j stays on or beyond one threshold for gamma in [0, g_max] (where
-    S_kappa(v_j + gamma u_j) = w_j + gamma u_j), and of u_j w_j over all, w = S_kappa(v)
-    (a loop without stores: its sums may be reordered)."""
-    for k in range(len(u)):
-        x = v[k] + g_max * u[k]
-        w = soft(v[k], kappa)
-        f = (min(v[k], x) >= kappa) | (max(v[k], x) <= -kappa)
-        uw = u[k] * w
-        a0 += uw if f else 0.0
-        b0 += u[k] * u[k] if f else 0.0
+    """(a0, b0, wv) plus the sums of u_j w_j and u_j^2 over the entries whose v_j + gamma
+    u_j stays on or beyond one threshold for gamma in [0, g_max] (where S_kappa(v_j +
+    gamma u_j) = w_j + gamma u_j), and of u_j w_j over all, w = S_kappa(v); and how many
+    entries cross a threshold (a loop without stores: its sums may be reordered)."""
+    crossing = 0
+    for k in range(len(u)):  # arithmetic on the comparisons, not selects: it vectorizes
+        vk = v[k]
+        uk = u[k]
+        x = vk + g_max * uk
+        lo = min(vk, x)
+        hi = max(vk, x)
+        fixed = 1.0 * ((lo >= kappa) + (hi <= -kappa))  # 0 or 1: kappa > 0
+        uw = uk * (vk - min(max(vk, -kappa), kappa))
+        a0 += uw * fixed
+        b0 += uk * uk * fixed
         wv += uw
-    return a0, b0, wv
+        crossing += ((lo < -kappa) & (hi > -kappa)) + ((lo < kappa) & (hi > kappa))
+    return a0, b0, wv, crossing
 
 
 @njit(inline="always", **NJIT)
@@ -122,28 +132,43 @@ def _crossing(v, u, kappa, g_max, n, cross_v, cross_u):
     return n
 
 
-@njit(**NJIT)
-def l1_split(v, idx, i, K, n_attr, kappa, g_max, v_em, v_bias, v_trans, cross_v, cross_u):
+@njit(inline="always", **NJIT_FAST)
+def _split_range(v, u, kappa, g_max, a0, b0, wv, n, cross_v, cross_u):
+    """:func:`_fixed_sums` and the crossing entries of a contiguous range, chunk by chunk."""
+    for c0 in range(0, len(u), SPLIT_CHUNK):
+        c1 = min(c0 + SPLIT_CHUNK, len(u))
+        a0, b0, wv, crossing = _fixed_sums(v[c0:c1], u[c0:c1], kappa, g_max, a0, b0, wv)
+        if crossing:
+            n = _crossing(v[c0:c1], u[c0:c1], kappa, g_max, n, cross_v, cross_u)
+    return a0, b0, wv, n
+
+
+@njit(**NJIT_FAST)
+def l1_split(v, idx, i, K, n_attr, kappa, g_max, v_em, v_bias, v_trans, v_rows, cross_v,
+             cross_u):
     """One pass over the support of u (the direction in ``v_em``, ``v_bias``, ``v_trans``)
     that splits g*(v + gamma u), gamma in [0, g_max], into a fixed quadratic and the
     entries that cross a threshold (copied to ``cross_v``, ``cross_u``); returns
-    (a0, b0, <w, u>, n_cross) for :class:`Block`, w = S_kappa(v)."""
-    a0 = 0.0
-    b0 = 0.0
-    wv = 0.0
-    n = 0
+    (a0, b0, <w, u>, n_cross) for :class:`Block`, w = S_kappa(v).
+
+    The rows of v the emission part reads are gathered into ``v_rows`` first, so that the
+    pass runs over two contiguous arrays rather than row by row (K entries each): it
+    then vectorizes."""
     ua0 = idx.uniq_ptr[i]
-    for r in range(idx.uniq_ptr[i + 1] - ua0):
+    nu = idx.uniq_ptr[i + 1] - ua0
+    for r in range(nu):
         base = idx.uniq_attr[ua0 + r] * K
-        v_a = v[base:base + K]
-        u_a = v_em[r * K:(r + 1) * K]
-        a0, b0, wv = _fixed_sums(v_a, u_a, kappa, g_max, a0, b0, wv)
-        n = _crossing(v_a, u_a, kappa, g_max, n, cross_v, cross_u)
+        src = v[base:base + K]
+        dst = v_rows[r * K:(r + 1) * K]
+        for k in range(K):
+            dst[k] = src[k]
+    a0, b0, wv, n = _split_range(v_rows[:nu * K], v_em[:nu * K], kappa, g_max, 0.0, 0.0,
+                                 0.0, 0, cross_v, cross_u)
     ob = n_attr * K
-    for v_r, u_r in ((v[ob:ob + 3 * K], v_bias), (v[ob + 3 * K:ob + 3 * K + K * K], v_trans)):
-        a0, b0, wv = _fixed_sums(v_r, u_r, kappa, g_max, a0, b0, wv)
-        n = _crossing(v_r, u_r, kappa, g_max, n, cross_v, cross_u)
-    return a0, b0, wv, n
+    a0, b0, wv, n = _split_range(v[ob:ob + 3 * K], v_bias, kappa, g_max, a0, b0, wv, n,
+                                 cross_v, cross_u)
+    return _split_range(v[ob + 3 * K:ob + 3 * K + K * K], v_trans, kappa, g_max, a0, b0, wv,
+                        n, cross_v, cross_u)
 
 
 @njit(**NJIT)
