@@ -230,19 +230,22 @@ def _crossing_buffers(cross_v: np.ndarray, cross_u: np.ndarray, K: int):
 
 
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 2**31 - 1), K=st.integers(1, 4), g_max=st.sampled_from([1.0, 1.7]))
-def test_the_split_quadratic_equals_the_direct_sum(seed, K, g_max):
+@given(seed=st.integers(0, 2**31 - 1), K=st.integers(1, 4), g_max=st.sampled_from([1.0, 1.7]),
+       n_rows=st.sampled_from([1, 3, 40]))
+def test_the_split_quadratic_equals_the_direct_sum(seed, K, g_max, n_rows):
     """l1_split + quadratic give g*(v + gamma u) - g*(v) and its derivatives as the direct
     sum over the support, for gamma in [0, g_max], with entries on the thresholds, zero
-    directions and entries that cross one or both thresholds."""
+    directions and entries that cross one or both thresholds; 40 rows span several of the
+    split's chunks (SPLIT_CHUNK entries each)."""
     from crfsdca.solvers.sdca_linesearch import Block, l1_split, quadratic, soft
 
     rng = np.random.default_rng(seed)
-    kappa, n_attr = 0.3, 5
-    rows = np.sort(rng.choice(n_attr, size=3, replace=False)).astype(np.int64)
+    kappa, n_attr = 0.3, 50
+    rows = np.sort(rng.choice(n_attr, size=n_rows, replace=False)).astype(np.int64)
     v = rng.normal(scale=0.5, size=n_attr * K + 3 * K + K * K)
     v[rng.random(len(v)) < 0.2] = kappa * rng.choice([-1.0, 1.0])  # on a threshold
-    u_em, u_bias, u_trans = (rng.normal(scale=0.6, size=m) for m in (3 * K, 3 * K, K * K))
+    u_em, u_bias, u_trans = (rng.normal(scale=0.6, size=m)
+                             for m in (n_rows * K, 3 * K, K * K))
     for u in (u_em, u_bias, u_trans):
         u[rng.random(len(u)) < 0.2] = 0.0
     support = np.concatenate([np.arange(a * K, a * K + K) for a in rows]
