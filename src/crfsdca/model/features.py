@@ -11,9 +11,13 @@ the objective, its dual and the duality gap are then those of the restricted mod
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+from numba import njit
 
 from ..data.sequences import Sequences
+from ..jit import NJIT
 from .layout import WeightLayout
 
 
@@ -59,13 +63,24 @@ def is_full(mask: np.ndarray | None) -> bool:
     return mask is None or bool(np.all(mask))
 
 
-def soft_threshold(v: np.ndarray, kappa: float) -> np.ndarray:
+@njit(**NJIT)
+def _soft_threshold_into(v, kappa, out):
+    for j in range(len(v)):
+        x = v[j]
+        out[j] = math.copysign(max(abs(x) - kappa, 0.0), x)
+
+
+def soft_threshold(v: np.ndarray, kappa: float, out: np.ndarray | None = None) -> np.ndarray:
     """S_kappa(v) = sign(v) max(|v| - kappa, 0): the weights of the elastic net from the
-    unthresholded dual image v (``math.md`` section 8), in a new aligned array."""
+    unthresholded dual image v (``math.md`` section 8), in ``out`` or a new aligned array.
+    One pass without temporaries: each of numpy's would be a fresh allocation of the
+    weights' size, whose first writes cost far more than the arithmetic (0.3-0.4 s on
+    CoNLL-2000's 7.4 million weights, in the huge pages numpy asks for)."""
     from ..jit import aligned_empty
 
-    out = aligned_empty(len(v))
-    np.copysign(np.maximum(np.abs(v) - kappa, 0.0), v, out=out)
+    if out is None:
+        out = aligned_empty(len(v))
+    _soft_threshold_into(np.ascontiguousarray(v, dtype=np.float64), float(kappa), out)
     return out
 
 

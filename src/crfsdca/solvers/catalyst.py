@@ -61,6 +61,14 @@ def _next_round(v, w, center, previous, momentum, step, threshold, thresholded):
             w[j] = np.copysign(a, v[j]) if a > 0.0 else 0.0
 
 
+@njit(**NJIT)
+def _scaled_sum(x, a, b, y):
+    """x = a x + b y in place (numpy's two operations would allocate a temporary of the
+    weights' size)."""
+    for j in range(len(x)):
+        x[j] = a * x[j] + b * y[j]
+
+
 def kappa_ratio(ratio: float, floor: float, lam_n: float) -> float:
     """kappa / lambda of the options ``catalyst`` (the ratio) and ``catalyst_floor`` (the
     least kappa n): 0 (no outer loop) when the ratio is 0; the ratio alone where lambda
@@ -100,8 +108,8 @@ class CatalystLoop:
 
     def inner_image(self, w_hat: np.ndarray) -> np.ndarray:
         """v of the inner problem from w_hat(mu) = u / lam (in place)."""
-        w_hat *= self.lam / self.inner_lam
-        w_hat += (self.kappa / self.inner_lam) * self.center
+        _scaled_sum(w_hat, self.lam / self.inner_lam, self.kappa / self.inner_lam,
+                    self.center)
         return w_hat
 
     def _args(self):

@@ -144,13 +144,15 @@ class SDCA(Solver):
         v = weights_from_marginals(mu_unary, mu_pair, p.train, p.n_attributes, K, p.lam,
                                    p.feature_mask)
         self.catalyst = None
+        spare = None  # an array of the weights' size free for w (its first writes are dear)
         if ratio:
             x0 = soft_threshold(v, p.kappa) if p.l1 else v
             self.catalyst = CatalystLoop(p.lam, p.l1, ratio, x0, v,
-                                         initial_weights)
+                                         initial_weights)  # copies x0
             v = self.catalyst.inner_image(v)
+            spare = x0 if p.l1 else None
         kappa = p.l1 / lam  # S_kappa(v) = w, for the inner problem with Catalyst
-        w = soft_threshold(v, kappa) if p.l1 else v
+        w = soft_threshold(v, kappa, out=spare) if p.l1 else v
         entropies = sequence_entropies(mu_unary, mu_pair, K, p.train.offsets,
                                        aligned_empty(n))
         self.options = SDCAOptions(
