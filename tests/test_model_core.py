@@ -12,10 +12,12 @@ from crfsdca.model.layout import WeightLayout
 from crfsdca.model.objective import (
     block_gaps,
     dirac_marginals,
+    dirac_start,
     dual_objective,
     predict,
     primal,
     primal_and_gradient,
+    sequence_entropies,
     store_sizes,
     weights_from_marginals,
 )
@@ -187,6 +189,27 @@ def test_dirac_initialization(seed, max_len, K):
         np.testing.assert_allclose(mu_u[o * K:(o + T) * K], un.ravel(), atol=1e-13)
         np.testing.assert_allclose(mu_p[(o - i) * K * K:(o - i + T - 1) * K * K], pa.ravel(),
                                    atol=1e-13)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 4), st.booleans(),
+       st.sampled_from(["float64", "float32"]))
+def test_dirac_start_is_its_three_passes_in_one(seed, K, masked, dtype):
+    """SDCA's fused start gives bit for bit the store of dirac_marginals, the w_hat of
+    weights_from_marginals and the entropies of sequence_entropies."""
+    rng = np.random.default_rng(seed)
+    A = 5
+    seq = random_split(rng, 6, 5, K, A)
+    mask = (rng.random(WeightLayout(A, K).dim) < 0.7).astype(np.uint8) if masked else None
+    lam = 0.3
+    mu_u, mu_p, w_hat, ent = dirac_start(seq, A, K, lam, mask, c=10.0, dtype=dtype)
+    ref_u, ref_p = dirac_marginals(seq, K, c=10.0, dtype=dtype)
+    np.testing.assert_array_equal(mu_u, ref_u)
+    np.testing.assert_array_equal(mu_p, ref_p)
+    np.testing.assert_array_equal(w_hat, weights_from_marginals(ref_u, ref_p, seq, A, K, lam,
+                                                                mask))
+    np.testing.assert_array_equal(ent, sequence_entropies(ref_u, ref_p, K, seq.offsets,
+                                                          np.empty(seq.n_sequences)))
 
 
 @pytest.mark.parametrize("scale", [1e3, 3e3])

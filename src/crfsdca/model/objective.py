@@ -279,7 +279,11 @@ def block_gaps(w, mu_unary, mu_pair, seq: Sequences, n_attr: int, n_labels: int,
 
 
 @njit(**NJIT)
-def _dirac_store(labels, offsets, K, c, mu_unary, mu_pair, ws):
+def _dirac_store(seq, K, c, mu_unary, mu_pair, ws, n_attr, scale, w_hat, entropies):
+    """Each sequence's block at the smoothed Dirac; with ``entropies`` (not empty) also
+    H~(mu_i) and w_hat's sums (:func:`_weights_from_marginals`'s, in its order) while the
+    block is in cache, rather than in two more passes over the whole store."""
+    labels, offsets = seq.labels, seq.offsets
     n = len(offsets) - 1
     KK = K * K
     zeros = np.zeros(KK)
@@ -293,6 +297,11 @@ def _dirac_store(labels, offsets, K, c, mu_unary, mu_pair, ws):
         p0 = (start - i) * KK
         for j in range((T - 1) * KK):
             mu_pair[p0 + j] = ws.pair[j]
+        if len(entropies):
+            entropies[i] = chain_entropy(mu_unary, u0, mu_pair, p0, T, K)
+            add_label_stats(w_hat, scale, K, n_attr, seq, i)
+            add_marginal_stats(w_hat, -scale, mu_unary, u0, mu_pair, p0, T, K, n_attr, seq, i,
+                               T - 1)
 
 
 def dirac_marginals(seq: Sequences, n_labels: int, c: float = 10.0, dtype=np.float64):
@@ -302,8 +311,27 @@ def dirac_marginals(seq: Sequences, n_labels: int, c: float = 10.0, dtype=np.flo
     nu, npair = store_sizes(seq, K)
     mu_unary = aligned_empty(nu, dtype)
     mu_pair = stream_empty(npair, dtype)
-    _dirac_store(seq.labels, seq.offsets, K, float(c), mu_unary, mu_pair, _workspace(seq, K))
+    _dirac_store(seq, K, float(c), mu_unary, mu_pair, _workspace(seq, K), 0, 1.0,
+                 np.zeros(0), np.zeros(0))
     return mu_unary, mu_pair
+
+
+def dirac_start(seq: Sequences, n_attr: int, n_labels: int, lam: float,
+                mask: np.ndarray | None = None, c: float = 10.0, dtype=np.float64):
+    """SDCA's start at the smoothed Dirac in one pass: (mu_unary, mu_pair, w_hat(mu),
+    H~(mu_i) of every sequence), each as :func:`dirac_marginals`,
+    :func:`weights_from_marginals` and :func:`sequence_entropies` give it."""
+    K = n_labels
+    nu, npair = store_sizes(seq, K)
+    mu_unary = aligned_empty(nu, dtype)
+    mu_pair = stream_empty(npair, dtype)
+    w_hat = aligned_zeros(n_attr * K + 3 * K + K * K)
+    entropies = aligned_empty(seq.n_sequences)
+    _dirac_store(seq, K, float(c), mu_unary, mu_pair, _workspace(seq, K), n_attr,
+                 1.0 / (lam * seq.n_sequences), w_hat, entropies)
+    if mask is not None:
+        apply_mask(w_hat, mask)
+    return mu_unary, mu_pair, w_hat, entropies
 
 
 @njit(**NJIT)

@@ -10,7 +10,7 @@ import numpy as np
 from ..jit import aligned_copy, aligned_empty, aligned_zeros, dot, line_zeros, stream_copy
 from ..model.features import soft_threshold
 from ..model.objective import (
-    dirac_marginals,
+    dirac_start,
     sequence_entropies,
     store_sizes,
     weights_from_marginals,
@@ -132,8 +132,9 @@ class SDCA(Solver):
         K, n = p.n_labels, p.n
         self.index = sequence_index(p.train, p.n_attributes)
         dtype = np.dtype(o["store_dtype"])
-        if initial_marginals is None:
-            mu_unary, mu_pair = dirac_marginals(p.train, K, c=o["init_c"], dtype=dtype)
+        if initial_marginals is None:  # the store, w_hat and the entropies in one pass
+            mu_unary, mu_pair, v, entropies = dirac_start(
+                p.train, p.n_attributes, K, p.lam, p.feature_mask, c=o["init_c"], dtype=dtype)
         else:
             mu_unary = aligned_copy(np.asarray(initial_marginals[0], dtype=dtype))
             mu_pair = stream_copy(np.asarray(initial_marginals[1]), dtype)
@@ -141,8 +142,10 @@ class SDCA(Solver):
                 raise ValueError(f"initial marginals of sizes {len(mu_unary)}, "
                                  f"{len(mu_pair)}; the training set needs "
                                  f"{store_sizes(p.train, K)}")
-        v = weights_from_marginals(mu_unary, mu_pair, p.train, p.n_attributes, K, p.lam,
-                                   p.feature_mask)
+            v = weights_from_marginals(mu_unary, mu_pair, p.train, p.n_attributes, K, p.lam,
+                                       p.feature_mask)
+            entropies = sequence_entropies(mu_unary, mu_pair, K, p.train.offsets,
+                                           aligned_empty(n))
         self.catalyst = None
         spare = None  # an array of the weights' size free for w (its first writes are dear)
         if ratio:
@@ -153,8 +156,6 @@ class SDCA(Solver):
             spare = x0 if p.l1 else None
         kappa = p.l1 / lam  # S_kappa(v) = w, for the inner problem with Catalyst
         w = soft_threshold(v, kappa, out=spare) if p.l1 else v
-        entropies = sequence_entropies(mu_unary, mu_pair, K, p.train.offsets,
-                                       aligned_empty(n))
         self.options = SDCAOptions(
             lam_n=lam * n, method=LINE_SEARCH_CODES[o["line_search"]],
             tol=self.subprecision, fixed_step=self.step_size if self.step_size is not None
