@@ -17,7 +17,6 @@ import math
 import os
 import shutil
 import subprocess
-import tarfile
 from pathlib import Path
 
 import numpy as np
@@ -433,20 +432,6 @@ def test_vectorized_hash_equals_reference(keys):
 # CRFsuite's own program
 
 
-def _unpacked_sdist(spec: str, into: Path) -> Path | None:
-    """The directory holding python-crfsuite's bundled ``crfsuite/`` and ``liblbfgs/``."""
-    source = Path(spec)
-    if source.is_file():
-        with tarfile.open(source) as tar:
-            if hasattr(tarfile, "data_filter"):  # Python >= 3.10.12 / 3.11.4
-                tar.extractall(into, filter="data")
-            else:  # pragma: no cover
-                tar.extractall(into)
-        source = into
-    found = sorted(source.glob("**/crfsuite/frontend/tag.c"))
-    return found[0].parents[2] if found else None
-
-
 @pytest.fixture(scope="session")
 def crfsuite_program(tmp_path_factory) -> Path:
     """CRFsuite's ``crfsuite`` program: $CRFSUITE_BIN, or built with gcc from the sdist
@@ -461,20 +446,9 @@ def crfsuite_program(tmp_path_factory) -> Path:
                     "python-crfsuite==0.9.12) or CRFSUITE_BIN to a crfsuite binary")
     if cc is None:
         pytest.skip("no C compiler (gcc or cc) to build CRFsuite's program")
-    work = tmp_path_factory.mktemp("crfsuite-build")
-    root = _unpacked_sdist(spec, work)
-    if root is None:
-        pytest.skip(f"{spec}: no crfsuite/frontend sources in it")
-    c, lb = root / "crfsuite", root / "liblbfgs"
-    sources = [*(c / "frontend").glob("*.c"), *(c / "lib/crf/src").glob("*.c"),
-               c / "lib/cqdb/src/cqdb.c", c / "lib/cqdb/src/lookup3.c", lb / "lib/lbfgs.c"]
-    exe = work / "crfsuite"
-    cmd = [cc, "-O2", "-std=c99", "-D_POSIX_C_SOURCE=200112L", "-w", f"-I{c / 'include'}",
-           f"-I{c / 'lib/cqdb/include'}", f"-I{lb / 'include'}", "-o", str(exe),
-           *map(str, sources), "-lm"]
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    assert done.returncode == 0, f"building crfsuite failed:\n{done.stderr[-3000:]}"
-    return exe
+    from crfsdca.crfsuite import build_program
+
+    return build_program(spec, tmp_path_factory.mktemp("crfsuite-build"), cc)
 
 
 def crfsuite_tag(program: Path, model: Path, X, y, tmp_path: Path):

@@ -16,6 +16,9 @@ of CRFsuite's feature generation (``on_prepared``) to each iteration.
 from __future__ import annotations
 
 import math
+import shutil
+import subprocess
+import tarfile
 import time
 from pathlib import Path
 
@@ -194,3 +197,44 @@ class FinishedRun:
 
     def memory_bytes(self) -> dict:
         return {}
+
+
+def _unpacked_sdist(sdist: Path, into: Path) -> Path | None:
+    """The directory of python-crfsuite's sources that holds its bundled ``crfsuite/`` and
+    ``liblbfgs/`` (the .tar.gz unpacked into ``into`` first)."""
+    source = Path(sdist)
+    if source.is_file():
+        with tarfile.open(source) as tar:
+            if hasattr(tarfile, "data_filter"):  # Python >= 3.10.12 / 3.11.4
+                tar.extractall(into, filter="data")
+            else:  # pragma: no cover
+                tar.extractall(into)
+        source = into
+    found = sorted(source.glob("**/crfsuite/frontend/tag.c"))
+    return found[0].parents[2] if found else None
+
+
+def build_program(sdist: str | Path, workdir: str | Path, cc: str | None = None) -> Path:
+    """CRFsuite's own ``crfsuite`` program (``learn``, ``tag``, ``dump``), compiled in
+    ``workdir`` from the sources python-crfsuite's sdist bundles (``pip download
+    --no-binary python-crfsuite --no-deps python-crfsuite==0.9.12``; the .tar.gz or its
+    unpacked folder): the reference the tests and benchmarks compare ``crfsdca tag`` and
+    model files with. Takes a few seconds with gcc."""
+    cc = cc or shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        raise CrfsdcaError("no C compiler (gcc or cc) to build CRFsuite's program")
+    work = Path(workdir)
+    root = _unpacked_sdist(Path(sdist), work)
+    if root is None:
+        raise CrfsdcaError(f"{sdist}: no crfsuite/frontend sources in it")
+    c, lb = root / "crfsuite", root / "liblbfgs"
+    sources = [*(c / "frontend").glob("*.c"), *(c / "lib/crf/src").glob("*.c"),
+               c / "lib/cqdb/src/cqdb.c", c / "lib/cqdb/src/lookup3.c", lb / "lib/lbfgs.c"]
+    exe = work / "crfsuite"
+    cmd = [cc, "-O2", "-std=c99", "-D_POSIX_C_SOURCE=200112L", "-w", f"-I{c / 'include'}",
+           f"-I{c / 'lib/cqdb/include'}", f"-I{lb / 'include'}", "-o", str(exe),
+           *map(str, sources), "-lm"]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise CrfsdcaError(f"building crfsuite failed:\n{done.stderr[-3000:]}")
+    return exe
