@@ -4,7 +4,8 @@ For each dataset (the practitioner's: sklearn-crfsuite's tutorial features on Co
 Dutch, CRFsuite's chunking features on CoNLL-2000), ``crfsdca.CRF(c1=0.1, c2=0.1,
 all_possible_transitions=True)`` is fitted and written as a CRFsuite model; the test set
 is written in CRFsuite's data format (each dict item's entries flattened as both tools
-read them: ``key:value`` of weight 1 for a str value, else ``key`` of weight the value).
+read them: ``key:value`` of weight 1 for a str value, else ``key`` of weight the value;
+CoNLL-2000's items are lists of names already).
 Then both programs tag that file with that model, alternated ``--repeat`` times, one
 process each, as a user runs them:
 
@@ -48,7 +49,9 @@ def write_data(path: Path, X, y) -> None:
     from crfsdca.data.crfsuite_format import write_sequences
     from crfsdca.data.items import pair_names, pair_weights
 
-    def flat(item: dict) -> list[tuple[str, float]]:
+    def flat(item) -> list:
+        if not isinstance(item, dict):  # names, or (name, weight) pairs, as they are
+            return list(item)
         keys, values = list(item), list(item.values())
         return list(zip(pair_names(keys, values), pair_weights(values), strict=True))
 
@@ -68,8 +71,9 @@ def run(cmd: list[str], capture: bool = False) -> tuple[float, str]:
 
 
 def elapsed(cmd: list[str]) -> float:
-    """The program's own "Elapsed time" of ``cmd -t -q``."""
-    out = run([*cmd[:2], "-t", "-q", *cmd[2:]], capture=True)[1]
+    """The program's own "Elapsed time" of ``cmd`` with ``-t -q`` (after ``tag``)."""
+    at = cmd.index("tag") + 1
+    out = run([*cmd[:at], "-t", "-q", *cmd[at:]], capture=True)[1]
     found = ELAPSED.search(out)
     if found is None:
         raise SystemExit(f"no Elapsed line from {' '.join(cmd)}:\n{out[-1000:]}")

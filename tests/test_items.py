@@ -68,6 +68,41 @@ def test_encode_first_occurrence_and_repeats():
         encode([[["a"]]], [["L1", "L2"]], attrs, labels, grow=True)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=["a", ":", "\\", "\x00", "\x01", "é"], max_size=12))
+def test_field_splitting_equals_the_character_scan(text):
+    """The fast split of a field (stand-ins for the escaped pairs) gives what the
+    character-by-character scan gives, on runs of backslashes and colons and on fields
+    that hold the stand-in characters themselves."""
+    from crfsdca.data.crfsuite_format import _field, _unescape
+
+    assert _field(text, "f", 1) == _unescape(text, "field", "f", 1)
+
+
+_FIELD_TEXT = st.text(alphabet=["a", "b", ":", "\\", "1", ".", "5", "-", "@", " ", "\r",
+                                 "\x00", "\ue001", "é"], max_size=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.just(""), st.lists(_FIELD_TEXT, min_size=1, max_size=4)),
+                max_size=8))
+def test_the_whole_text_parser_equals_the_line_parser(lines):
+    """A file parsed at once (escapes resolved over the whole text) gives the instances
+    the line-by-line parser gives, or defers to it (None) where that one reports an error
+    or reads a declaration."""
+    from crfsdca.data.crfsuite_format import _parse_plain
+
+    text = "\n".join(line if isinstance(line, str) else "\t".join(line) for line in lines)
+    fast = _parse_plain(text, 3)
+    try:
+        slow = parse_lines(text.split("\n"), "f", 3)
+    except DataFormatError:
+        assert fast is None
+        return
+    if fast is not None:
+        assert (fast.X, fast.y, fast.groups) == (slow.X, slow.y, slow.groups)
+
+
 def test_crfsuite_format_round_trip(tmp_path):
     X = [[["w=a:b", ("v", 0.5)], ["back\\slash", ("x", 2.0)]], [[]]]
     y = [["B-NP", "I:NP"], ["O"]]
@@ -127,12 +162,16 @@ _VALUES = st.one_of(st.sampled_from(["u", "v", "é"]), st.booleans(),
                                      np.int64(2), np.int32(-1)]))  # numpy's, as pandas gives
 _DICT_ITEM = st.dictionaries(_NAMES, _VALUES, max_size=5)
 _LIST_ITEM = st.lists(_NAMES, max_size=5)
+_NUMBERS = st.one_of(st.booleans(), st.integers(-2, 2), st.sampled_from([0.0, 0.5, -1.5]),
+                     st.sampled_from([np.bool_(False), np.float64(0.5), np.float32(-1.5),
+                                      np.int64(2), np.int32(-1)]))
+_PAIRS_ITEM = st.lists(st.one_of(_NAMES, st.tuples(_NAMES, _NUMBERS)), max_size=5)
 
 
 def _both_paths(X, known: list[str]):
     """encode(X) by the corpus path and, with one item that forces it, item by item."""
     out = []
-    for extra in ([], [[[("zz", 1.0)]]]):  # an item of pairs: the item-by-item path
+    for extra in ([], [[{"zz"}]]):  # an item that is a set: the item-by-item path
         attrs = Vocabulary(known)
         enc = encode(X + extra, None, attrs, Vocabulary(), grow=True)
         seq = enc.seq
@@ -150,12 +189,15 @@ def _both_paths(X, known: list[str]):
 @given(st.one_of(st.lists(st.lists(_DICT_ITEM, min_size=1, max_size=4), min_size=1,
                           max_size=4),
                  st.lists(st.lists(_LIST_ITEM, min_size=1, max_size=4), min_size=1,
+                          max_size=4),
+                 st.lists(st.lists(_PAIRS_ITEM, min_size=1, max_size=4), min_size=1,
                           max_size=4)),
        st.lists(_NAMES, max_size=3, unique=True))
 def test_the_corpus_path_encodes_as_item_by_item(X, known):
-    """sklearn-crfsuite's flat dicts and CRFsuite's string lists are encoded a list at a
-    time; the result (ids in order of first occurrence, sorted unique ids per token with
-    repeats added, zero weights left out and reported) is the item-by-item path's."""
+    """sklearn-crfsuite's flat dicts, CRFsuite's string lists and lists of names and
+    (name, number) pairs (CRFsuite's data files) are encoded a list at a time; the result
+    (ids in order of first occurrence, sorted unique ids per token with repeats added,
+    zero weights left out and reported) is the item-by-item path's."""
     fast, slow = _both_paths(X, [f"{k}:u" for k in known])
     assert fast == slow
 

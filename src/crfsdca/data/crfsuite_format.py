@@ -53,8 +53,20 @@ def _unescape(text: str, where: str, path, line: int) -> list[str]:
     return parts
 
 
+_ESCAPED_BACKSLASH, _ESCAPED_COLON = "\x00", "\x01"  # stand-ins while splitting
+
+
 def _field(text: str, path, line: int) -> list[str]:
-    return _unescape(text, "field", path, line) if "\\" in text else text.split(":")
+    """A field split at its unescaped colons: escaped pairs are swapped for stand-ins,
+    left to right as :func:`_unescape` reads them (``\\\\`` before ``\\:``), the rest split
+    and the stand-ins turned back; a field holding a stand-in already goes the slow way."""
+    if "\\" not in text:
+        return text.split(":")
+    if _ESCAPED_BACKSLASH in text or _ESCAPED_COLON in text:
+        return _unescape(text, "field", path, line)
+    swapped = text.replace("\\\\", _ESCAPED_BACKSLASH).replace("\\:", _ESCAPED_COLON)
+    return [part.replace(_ESCAPED_BACKSLASH, "\\").replace(_ESCAPED_COLON, ":")
+            for part in swapped.split(":")]
 
 
 def parse_lines(lines, path, group: int = 0) -> Instances:
@@ -130,6 +142,65 @@ def parse_lines(lines, path, group: int = 0) -> Instances:
     return out
 
 
+_BACKSLASH, _COLON, _SEPARATOR = "\ue000", "\ue001", "\ue002"  # private-use stand-ins
+
+
+def _parse_plain(text: str, group: int) -> Instances | None:
+    """The instances of a whole file in the common case, or None where any line needs
+    :func:`parse_lines` (a declaration, or something it reports as an error; a NUL or a
+    stand-in character anywhere). The escapes are resolved over the whole text at once:
+    ``\\\\`` and ``\\:`` to stand-ins (left to right, as the character scan reads
+    them), every colon left to a separator stand-in, then the escaped ones back, so that a
+    field splits at most once and needs no unescaping (a file of sklearn-crfsuite's
+    features escapes the colon of every ``key:value`` name)."""
+    if "\x00" in text or any(c in text for c in (_BACKSLASH, _COLON, _SEPARATOR)):
+        return None
+    text = (text.replace("\\\\", _BACKSLASH).replace("\\:", _COLON).replace(":", _SEPARATOR)
+            .replace(_BACKSLASH, "\\").replace(_COLON, ":"))
+    out = Instances()
+    xseq: list[list] = []
+    yseq: list[str] = []
+    isfinite = math.isfinite
+    for line in text.split("\n"):
+        line = line.rstrip("\r")
+        if not line.strip():
+            if xseq:
+                out.X.append(xseq)
+                out.y.append(yseq)
+                out.groups.append(group)
+                xseq, yseq = [], []
+            continue
+        fields = [f for f in line.split("\t") if f]
+        label = fields[0]
+        if _SEPARATOR in label or label.startswith("@"):
+            return None
+        item: list = []
+        for f in fields[1:]:
+            if _SEPARATOR not in f:
+                item.append(f)
+                continue
+            name, _, weight = f.partition(_SEPARATOR)
+            if not name or _SEPARATOR in weight:
+                return None
+            if not weight:
+                item.append(name)
+                continue
+            try:
+                value = float(weight)
+            except ValueError:
+                return None
+            if not isfinite(value):
+                return None
+            item.append(name if value == 1.0 else (name, value))
+        xseq.append(item)
+        yseq.append(label)
+    if xseq:
+        out.X.append(xseq)
+        out.y.append(yseq)
+        out.groups.append(group)
+    return out
+
+
 def read_file(path: str, group: int = 0) -> Instances:
     """Instances of one CRFsuite data file (``-``: standard input), UTF-8."""
     if path == "-":
@@ -141,10 +212,12 @@ def read_file(path: str, group: int = 0) -> Instances:
         raise DataFormatError(path, "a directory, not a data file")
     with open(p, encoding="utf-8", newline="\n") as f:  # a file, a pipe, /dev/stdin
         try:
-            return parse_lines(f, path, group)
+            text = f.read()
         except UnicodeDecodeError as e:
             raise DataFormatError(path, f"not UTF-8 text ({e.reason} at byte {e.start} of a "
                                         "block)") from None
+    parsed = _parse_plain(text, group)
+    return parsed if parsed is not None else parse_lines(text.split("\n"), path, group)
 
 
 def read_files(paths: list[str]) -> Instances:

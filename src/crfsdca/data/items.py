@@ -229,9 +229,10 @@ def _label_ids(yseq: list[str], labels: Vocabulary, grow: bool, i: int) -> list[
 def _corpus_entries(X: list[list], ids: dict[str, int], grow: bool):
     """(attribute ids, weights, entries per item) of a whole corpus whose items are all
     flat dicts with str keys and str or number values (sklearn-crfsuite's features) or all
-    lists of strings (CRFsuite's attribute lists): the common inputs, encoded a list at a
-    time rather than an item at a time. None, adding no name, for any other corpus or
-    one with a name that the item-by-item path must report.
+    lists of names and (name, number) pairs (CRFsuite's attribute lists, its data files):
+    the common inputs, encoded a list at a time rather than an item at a time. None,
+    adding no name, for any other corpus or one with a name that the item-by-item path
+    must report.
 
     Dict items are read as their (key, value) pairs, and names and weights are made once
     per distinct pair (a corpus repeats most of them: CoNLL-2002 Dutch's tutorial features
@@ -261,13 +262,38 @@ def _corpus_entries(X: list[list], ids: dict[str, int], grow: bool):
         weights = np.array(pair_weights(values), dtype=np.float64)[which]
     else:
         names = list(chain.from_iterable(items))
-        if not set(map(type, names)) <= _STR:
-            return None
-        which, weights = None, np.ones(n)
+        which = None
+        kinds = set(map(type, names))
+        if kinds <= _STR:
+            weights = np.ones(n)
+        else:  # names and (name, number) pairs, as CRFsuite's data files give them
+            split = _names_and_weights(names, kinds)
+            if split is None:
+                return None
+            names, weights = split
     found = _name_ids(names, ids, grow)
     if found is None:
         return None
     return (found if which is None else found[which]), weights, counts
+
+
+def _names_and_weights(entries: list, kinds: set):
+    """(names, weights) of list items' entries that are names (weight 1) and (name,
+    number) pairs, read as :func:`item_attributes` reads them; None for any other entry,
+    which the item-by-item path takes or reports."""
+    if not kinds <= _STR | {tuple}:
+        return None
+    pairs = [e for e in entries if type(e) is tuple]
+    if (set(map(len, pairs)) - {2} or not set(map(type, map(itemgetter(0), pairs))) <= _STR
+            or not set(map(type, map(itemgetter(1), pairs))) <= _NUMBER_TYPES):
+        return None
+    names = [e if type(e) is str else e[0] for e in entries]
+    try:
+        weights = np.fromiter((1.0 if type(e) is str else float(e[1]) for e in entries),
+                              dtype=np.float64, count=len(entries))
+    except OverflowError:  # an int beyond float: the item-by-item path reports it
+        return None
+    return names, weights
 
 
 def pair_names(keys: list[str], values: list) -> list[str]:
@@ -317,6 +343,8 @@ _VALUE_TYPES = {str, float, int, bool, np.str_, np.float64, np.float32, np.int64
 pandas); each is read as :func:`item_attributes` reads it: a str (``np.str_``) names
 ``key:value`` of weight 1, a number is the weight of ``key``."""
 _STR = {str}
+_NUMBER_TYPES = _VALUE_TYPES - {str, np.str_}
+"""The weights a (name, weight) pair of a list item may have on the fast path."""
 _DICT = {dict}
 _LIST = {list}
 
