@@ -11,7 +11,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 CORES  ?= 8
 
-.PHONY: reproduce test test-cluster smoke lint docs bench clean-results report-html
+.PHONY: reproduce test test-cluster smoke lint docs bench clean-results clean-kernels report-html
 
 $(BIN)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,6 +33,12 @@ $(CRFSUITE_SDIST):
 test: lint docs $(CRFSUITE_SDIST)
 	PATH=$(abspath $(BIN)):$$PATH CRFSUITE_SDIST=$(abspath $(CRFSUITE_SDIST)) \
 		$(BIN)/python -m pytest -q -m "not cluster"
+
+# numba's cache keys each kernel by its own file only: a kernel that calls one of another
+# file keeps that one's old code after an edit of that file alone. After editing kernels,
+# drop the compiled ones (they compile again on first use).
+clean-kernels:
+	find src -path '*/__pycache__/*' \( -name '*.nbi' -o -name '*.nbc' \) -delete
 
 # The smoke profile through workflow/profiles/slurm on a real (one-node) SLURM, compared
 # with a local smoke run; prints sacct's table of the jobs. Needs root (apt-get, daemons).
