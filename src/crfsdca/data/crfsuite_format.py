@@ -53,20 +53,29 @@ def _unescape(text: str, where: str, path, line: int) -> list[str]:
     return parts
 
 
-_ESCAPED_BACKSLASH, _ESCAPED_COLON = "\x00", "\x01"  # stand-ins while splitting
+_BACKSLASH, _COLON, _SEPARATOR = "\ue000", "\ue001", "\ue002"  # private-use stand-ins
+_STAND_INS = (_BACKSLASH, _COLON, _SEPARATOR)
+
+
+def _swap_escapes(text: str) -> str:
+    """``\\\\`` and ``\\:`` swapped for stand-ins, left to right as :func:`_unescape` reads
+    them (a run of backslashes pairs up before a colon can take the last one)."""
+    return text.replace("\\\\", _BACKSLASH).replace("\\:", _COLON)
+
+
+def _restore_escapes(text: str) -> str:
+    """The stand-ins of :func:`_swap_escapes` turned back into what they stand for."""
+    return text.replace(_BACKSLASH, "\\").replace(_COLON, ":")
 
 
 def _field(text: str, path, line: int) -> list[str]:
-    """A field split at its unescaped colons: escaped pairs are swapped for stand-ins,
-    left to right as :func:`_unescape` reads them (``\\\\`` before ``\\:``), the rest split
-    and the stand-ins turned back; a field holding a stand-in already goes the slow way."""
+    """A field split at its unescaped colons (a field holding a stand-in already goes the
+    character-by-character way)."""
     if "\\" not in text:
         return text.split(":")
-    if _ESCAPED_BACKSLASH in text or _ESCAPED_COLON in text:
+    if any(c in text for c in _STAND_INS):
         return _unescape(text, "field", path, line)
-    swapped = text.replace("\\\\", _ESCAPED_BACKSLASH).replace("\\:", _ESCAPED_COLON)
-    return [part.replace(_ESCAPED_BACKSLASH, "\\").replace(_ESCAPED_COLON, ":")
-            for part in swapped.split(":")]
+    return [_restore_escapes(part) for part in _swap_escapes(text).split(":")]
 
 
 def parse_lines(lines, path, group: int = 0) -> Instances:
@@ -142,33 +151,33 @@ def parse_lines(lines, path, group: int = 0) -> Instances:
     return out
 
 
-_BACKSLASH, _COLON, _SEPARATOR = "\ue000", "\ue001", "\ue002"  # private-use stand-ins
-
-
 def _parse_plain(text: str, group: int) -> Instances | None:
     """The instances of a whole file in the common case, or None where any line needs
     :func:`parse_lines` (a declaration, or something it reports as an error; a NUL or a
     stand-in character anywhere). The escapes are resolved over the whole text at once:
-    ``\\\\`` and ``\\:`` to stand-ins (left to right, as the character scan reads
-    them), every colon left to a separator stand-in, then the escaped ones back, so that a
-    field splits at most once and needs no unescaping (a file of sklearn-crfsuite's
-    features escapes the colon of every ``key:value`` name)."""
-    if "\x00" in text or any(c in text for c in (_BACKSLASH, _COLON, _SEPARATOR)):
+    the escaped pairs to stand-ins, every colon left to a separator stand-in, then the
+    escaped ones back, so that a field splits at most once and needs no unescaping (a file
+    of sklearn-crfsuite's features escapes the colon of every ``key:value`` name)."""
+    if "\x00" in text or any(c in text for c in _STAND_INS):
         return None
-    text = (text.replace("\\\\", _BACKSLASH).replace("\\:", _COLON).replace(":", _SEPARATOR)
-            .replace(_BACKSLASH, "\\").replace(_COLON, ":"))
+    text = _restore_escapes(_swap_escapes(text).replace(":", _SEPARATOR))
     out = Instances()
     xseq: list[list] = []
     yseq: list[str] = []
+
+    def close():
+        if xseq:
+            out.X.append(list(xseq))
+            out.y.append(list(yseq))
+            out.groups.append(group)
+            xseq.clear()
+            yseq.clear()
+
     isfinite = math.isfinite
     for line in text.split("\n"):
         line = line.rstrip("\r")
         if not line.strip():
-            if xseq:
-                out.X.append(xseq)
-                out.y.append(yseq)
-                out.groups.append(group)
-                xseq, yseq = [], []
+            close()
             continue
         fields = [f for f in line.split("\t") if f]
         label = fields[0]
@@ -194,10 +203,7 @@ def _parse_plain(text: str, group: int) -> Instances | None:
             item.append(name if value == 1.0 else (name, value))
         xseq.append(item)
         yseq.append(label)
-    if xseq:
-        out.X.append(xseq)
-        out.y.append(yseq)
-        out.groups.append(group)
+    close()
     return out
 
 

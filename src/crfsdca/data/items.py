@@ -263,11 +263,11 @@ def _corpus_entries(X: list[list], ids: dict[str, int], grow: bool):
     else:
         names = list(chain.from_iterable(items))
         which = None
-        kinds = set(map(type, names))
-        if kinds <= _STR:
+        entry_kinds = set(map(type, names))
+        if entry_kinds <= _STR:
             weights = np.ones(n)
         else:  # names and (name, number) pairs, as CRFsuite's data files give them
-            split = _names_and_weights(names, kinds)
+            split = _names_and_weights(names, entry_kinds)
             if split is None:
                 return None
             names, weights = split

@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 from ..data.sequences import Sequences
-from ..jit import NJIT
+from ..jit import NJIT, aligned_empty
 from .layout import WeightLayout
 
 
@@ -76,8 +76,6 @@ def soft_threshold(v: np.ndarray, kappa: float, out: np.ndarray | None = None) -
     One pass without temporaries: each of numpy's would be a fresh allocation of the
     weights' size, whose first writes cost far more than the arithmetic (0.3-0.4 s on
     CoNLL-2000's 7.4 million weights, in the huge pages numpy asks for)."""
-    from ..jit import aligned_empty
-
     if out is None:
         out = aligned_empty(len(v))
     _soft_threshold_into(np.ascontiguousarray(v, dtype=np.float64), float(kappa), out)

@@ -109,7 +109,7 @@ def _fixed_sums(v, u, kappa, g_max, a0, b0, wv):
         lo = min(vk, x)
         hi = max(vk, x)
         fixed = 1.0 * ((lo >= kappa) + (hi <= -kappa))  # 0 or 1: kappa > 0
-        uw = uk * (vk - min(max(vk, -kappa), kappa))
+        uw = uk * soft(vk, kappa)
         a0 += uw * fixed
         b0 += uk * uk * fixed
         wv += uw
