@@ -2,9 +2,12 @@
 
 import argparse
 import dataclasses
+import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy_reference import lbfgs_optimum
 
 from crfsdca.cli import optimum as cli_optimum
@@ -240,3 +243,62 @@ def test_optimum_command_writes_the_certified_optimum(tmp_path):
     assert opt.dataset == "tiny" and len(opt.dataset_sha256) == 64
     assert opt.settings["maxiter"] == 500 and opt.settings["method"] == "lbfgs"
     assert opt.rounds[0]["message"].startswith("LBFGS")
+
+
+finite_or_special = st.floats(-3.0, 3.0) | st.sampled_from([0.0, -0.0, 0.1, -0.1, math.nan])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(finite_or_special, finite_or_special, finite_or_special),
+                min_size=1, max_size=40),
+       st.sampled_from([0.0, 0.1, 1.0]), st.floats(0.0, 4.0))
+def test_the_one_pass_kernels_are_numpy_s_formulas_bit_for_bit(entries, l1, t):
+    """OWL-QN's pseudo-gradient and orthant-projected trial point, one numba pass each,
+    give numpy's formulas' bits (signed zeros, NaN and the |g| = l1 ties included)."""
+    from crfsdca.model.features import pseudo_gradient
+    from crfsdca.solvers.lbfgs_kernel import orthant_point
+
+    w, g, d = (np.array(c) for c in zip(*entries, strict=True))
+    ref = g + l1 * np.sign(w)
+    zero = w == 0
+    ref[zero] = np.where(g[zero] < -l1, g[zero] + l1, np.where(g[zero] > l1, g[zero] - l1,
+                                                               0.0))
+    pg = pseudo_gradient(w, g, l1)
+    np.testing.assert_array_equal(pg, ref)
+    assert np.array_equal(np.signbit(pg), np.signbit(ref))
+    pg = np.nan_to_num(pg)
+    xt, step = np.empty_like(w), np.empty_like(w)
+    orthant_point(w, d, t, pg, xt, step)
+    expect = w + t * d
+    with np.errstate(invalid="ignore"):
+        expect[expect * np.where(w == 0, -pg, w) <= 0] = 0.0
+    np.testing.assert_array_equal(xt, expect)
+    np.testing.assert_array_equal(step, expect - w)
+
+
+@pytest.mark.parametrize("l1", [0.0, 0.02])
+def test_lbfgs_on_the_feature_set_takes_the_dense_run_s_iterates(l1):
+    """With a feature set, L-BFGS works on its weights alone: the iterates of a run over
+    all the weights whose gradient is masked, to rounding (OWL-QN with an L1 term)."""
+    from crfsdca.model.features import crfsuite_mask
+
+    n, K, A = 30, 3, 12
+    seq = synthetic_sequences(n, 1, 6, K, A, 3, seed=5)
+    mask = crfsuite_mask(seq, A, K)
+    assert 0 < mask.sum() < len(mask)
+    on_set = Problem(seq, A, K, 1.0 / n, feature_mask=mask, l1=l1)
+    everywhere = Problem(seq, A, K, 1.0 / n, l1=l1)
+
+    def masked(w):
+        return primal_and_gradient(w, seq, A, K, 1.0 / n, mask)
+
+    a, b = LBFGS(on_set, memory=5), LBFGS(everywhere, memory=5, fun=masked)
+    assert a.x.shape == (mask.sum(),) and b.x.shape == (len(mask),)
+    for _ in range(4):
+        a.run(3)
+        b.run(3)
+        np.testing.assert_allclose(a.weights(), b.weights(), rtol=1e-9, atol=1e-12)
+        assert a.objective() == pytest.approx(b.objective(), rel=1e-12)
+        assert a.subgradient_sq_norm() == pytest.approx(b.subgradient_sq_norm(), rel=1e-8)
+    assert np.count_nonzero(a.weights()) > 3 and not np.any(a.weights()[mask == 0])
+    assert a.counters() == b.counters()

@@ -169,10 +169,10 @@ def _gradient_round(problem: Problem, counted, best: dict, budget: int, maxcor: 
 
     lam = problem.lam
     solver = LBFGS(problem, memory=maxcor, w0=best["x"], line_search="gradient",
-                   threads=threads)
-    solver._fun = counted
+                   threads=threads, fun=counted)
     solver.run(0)  # evaluates the start
-    cert = {"x": solver.x, "f": solver.f, "g": solver.g, "gnorm": solver.gradient_norm()}
+    cert = {"x": solver.weights(), "f": solver.f, "g": solver.smooth_gradient(),
+            "gnorm": solver.gradient_norm()}
     since = logged = 0
     while not certified(cert["gnorm"], cert["f"], lam, rel_tol) and since < PATIENCE and \
             solver._iterations < budget and not (solver.stalled or solver.converged):
@@ -180,7 +180,8 @@ def _gradient_round(problem: Problem, counted, best: dict, budget: int, maxcor: 
         since += 1
         gn = solver.gradient_norm()
         if gn < cert["gnorm"]:
-            cert = {"x": solver.x.copy(), "f": solver.f, "g": solver.g.copy(), "gnorm": gn}
+            cert = {"x": solver.weights().copy(), "f": solver.f,
+                    "g": solver.smooth_gradient().copy(), "gnorm": gn}
             since = 0
         if log is not None and solver._iterations >= logged + PROGRESS_EVERY:
             logged = solver._iterations

@@ -82,13 +82,30 @@ def soft_threshold(v: np.ndarray, kappa: float, out: np.ndarray | None = None) -
     return out
 
 
-def pseudo_gradient(w: np.ndarray, g: np.ndarray, l1: float) -> np.ndarray:
+@njit(**NJIT)
+def _pseudo_gradient_into(w, g, l1, out):
+    for j in range(len(w)):
+        x, gj = w[j], g[j]
+        if x > 0:
+            out[j] = gj + l1
+        elif x < 0:
+            out[j] = gj - l1
+        elif x == 0:
+            out[j] = gj + l1 if gj < -l1 else gj - l1 if gj > l1 else 0.0
+        else:  # NaN, as numpy's sign gives it
+            out[j] = x
+
+
+def pseudo_gradient(w: np.ndarray, g: np.ndarray, l1: float,
+                    out: np.ndarray | None = None) -> np.ndarray:
     """The minimum-norm subgradient of f(w) + l1 ||w||_1 given g = grad f(w) (OWL-QN's
     pseudo-gradient; Andrew and Gao, 2007): g + l1 sign(w) where w != 0, and at w = 0 the
     one-sided derivative that descends, or 0 when |g| <= l1. Its squared norm over 2 lambda
-    bounds the sub-optimality of a lambda-strongly convex objective."""
-    out = g + l1 * np.sign(w)
-    zero = w == 0
-    gz = g[zero]
-    out[zero] = np.where(gz < -l1, gz + l1, np.where(gz > l1, gz - l1, 0.0))
+    bounds the sub-optimality of a lambda-strongly convex objective. One pass, in ``out``
+    or a new array: numpy's five temporaries of the weights' size cost 0.15-1.2 s on
+    CoNLL-2000's 7.4 million weights, twice an L-BFGS iteration's gradient pass."""
+    if out is None:
+        out = aligned_empty(len(w))
+    _pseudo_gradient_into(np.ascontiguousarray(w, dtype=np.float64),
+                          np.ascontiguousarray(g, dtype=np.float64), float(l1), out)
     return out

@@ -172,6 +172,12 @@ class Solver(ABC):
         when the solver has it at hand (full-batch methods), else None."""
         return None
 
+    def subgradient_sq_norm(self) -> float | None:
+        """||s||^2, s the minimum-norm subgradient of P at ``weights()`` (the gradient of P
+        without an L1 term), when the solver has it at hand (full-batch methods), else
+        None (the monitor's certificate then takes a pass to compute it)."""
+        return None
+
     def finished(self) -> str | None:
         """Why the solver stopped by its own test: ``"converged"`` (its convergence test,
         e.g. CRFsuite's epsilon or delta for L-BFGS), ``"stalled"`` (it cannot make

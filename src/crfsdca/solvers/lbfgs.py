@@ -28,27 +28,43 @@ import numpy as np
 
 from ..data.sequences import subset_sequences
 from ..errors import ConfigError
-from ..jit import aligned_copy, aligned_zeros, dot
-from ..model.features import pseudo_gradient
+from ..jit import aligned_copy, aligned_empty, aligned_zeros, dot
+from ..model.features import is_full, pseudo_gradient
 from ..model.objective import SlotBuffers, primal_and_gradient
 from .base import Problem, Solver
-from .lbfgs_kernel import two_loop
+from .lbfgs_kernel import orthant_point, two_loop
 from .registry import LBFGS_OPTIONS
 
 _EPS = float(np.finfo(np.float64).eps)
 
 
-def objective(problem: Problem, threads: int = 1):
+def objective(problem: Problem, threads: int = 1, reuse: bool = False):
     """w -> (P(w), grad P(w)) for ``problem`` (one full pass, n forward-backwards, on
-    ``threads`` threads)."""
+    ``threads`` threads); with ``reuse``, the gradient is a buffer that the next call
+    overwrites."""
     p = problem
     buffers = SlotBuffers()
+    into = aligned_empty(p.dim) if reuse else None
 
     def fun(w):
         return primal_and_gradient(w, p.train, p.n_attributes, p.n_labels, p.lam,
-                                   p.feature_mask, threads, buffers)
+                                   p.feature_mask, threads, buffers, into)
 
     return fun
+
+
+def on_support(fun, support: np.ndarray, dim: int):
+    """``fun`` (w -> (P(w), grad P(w)) over all ``dim`` weights, whose gradient may be
+    its own buffer) as a function of the weights at ``support`` alone, the others 0: its
+    gradient is gathered there, into a new array."""
+    w = aligned_zeros(dim)
+
+    def restricted(x):
+        w[support] = x
+        f, g = fun(w)
+        return f, g[support]
+
+    return restricted
 
 
 # ----------------------------------------------------------------------------- solver
@@ -94,13 +110,18 @@ class LBFGS(Solver):
     A pair with s'y <= 1e-12 ||s|| ||y|| is not stored. If a line search finds
     no decrease the memory is cleared and the next iteration is a scaled
     steepest-descent step; if that fails too, the solver stops (``stalled``).
+
+    With a feature set (``problem.feature_mask``) the iterates, gradients and stored pairs
+    live on its weights alone, as CRFsuite's do: the others stay 0 (their gradient is
+    masked), and on CoNLL-2000 the feature set is 453,094 of 7.4 million weights. ``fun``
+    replaces P and its gradient (a function of all the weights, as :func:`objective`).
     """
 
     name = "lbfgs"
     OPTIONS = LBFGS_OPTIONS
 
     def __init__(self, problem: Problem, w0: np.ndarray | None = None, seed: int = 0,
-                 threads: int = 1, **options):
+                 threads: int = 1, fun=None, **options):
         super().__init__(problem, seed, threads, **options)
         o = self.opts
         if not o["c1"] < o["c2"]:
@@ -113,13 +134,24 @@ class LBFGS(Solver):
         self.epsilon, self.period, self.delta = o["epsilon"], o["period"], o["delta"]
         self.l1 = problem.l1
         self.first_step = o["first_step"]
-        d = problem.dim
-        self._fun = objective(problem, self.threads)
-        self.x = aligned_zeros(d) if w0 is None else aligned_copy(np.asarray(w0, np.float64))
-        if self.x.shape != (d,):
-            raise ValueError(f"w0 has shape {self.x.shape}, expected ({d},)")
-        if problem.feature_mask is not None:
-            self.x *= problem.feature_mask
+        dim = problem.dim
+        mask = problem.feature_mask
+        self._support = None if is_full(mask) else np.flatnonzero(mask)
+        if fun is None:
+            fun = objective(problem, self.threads, reuse=self._support is not None)
+        x = aligned_zeros(dim) if w0 is None else aligned_copy(np.asarray(w0, np.float64))
+        if x.shape != (dim,):
+            raise ValueError(f"w0 has shape {x.shape}, expected ({dim},)")
+        if self._support is None:
+            self._fun = fun
+            self.x = x
+        else:
+            self._fun = on_support(fun, self._support, dim)
+            self.x = aligned_copy(x[self._support])
+        self._dense_x = None  # the iterate over all the weights, once asked for
+        d = len(self.x)
+        # the orthant search's trial point and step (work vectors, as the gradient's)
+        self._xt = self._step = None
         self.f = math.nan  # P(w): the smooth part plus l1 ||w||_1
         self.g = None  # the gradient of the smooth part
         self.pg = None  # the pseudo-gradient with an L1 term, else g
@@ -302,15 +334,15 @@ class LBFGS(Solver):
         """OWL-QN's backtracking search: x(t) = x + t d projected onto the orthant of x
         (of -pg where x is 0), halving t until P(x(t)) <= P(x) + c1 pg.(x(t) - x);
         returns (t, x(t) - x, f, g) or None."""
-        orthant = np.where(x == 0, -pg, x)
+        if self._xt is None:
+            self._xt, self._step = aligned_empty(len(x)), aligned_empty(len(x))
+        xt, step = self._xt, self._step
         for _ in range(self.max_evals):
             self._counters["ls_evals"] += 1
-            xt = x + t * d
-            xt[xt * orthant <= 0] = 0.0
+            orthant_point(x, d, t, pg, xt, step)
             f, g = self._evaluate(xt)
-            step = xt - x
             if math.isfinite(f) and f <= f0 + self.c1 * dot(pg, step):
-                return t, step, f, g
+                return t, step.copy(), f, g
             t *= 0.5
         return None
 
@@ -351,8 +383,8 @@ class LBFGS(Solver):
     def prepare(self) -> None:
         """Compile the full-batch kernels on one sequence, without counting or timing it."""
         p = self.problem
-        primal_and_gradient(self.x, subset_sequences(p.train, 1), p.n_attributes, p.n_labels,
-                            p.lam, p.feature_mask)
+        primal_and_gradient(self.weights(), subset_sequences(p.train, 1), p.n_attributes,
+                            p.n_labels, p.lam, p.feature_mask)
 
     def run(self, n_steps: int) -> None:
         if self.g is None:
@@ -390,6 +422,7 @@ class LBFGS(Solver):
             t, s, f, g = found
             self._store_pair(s, g - self.g)
             self.x = self.x + s
+            self._dense_x = None
             self.f, self.g = f, g
             self.pg = self._steering(self.x, g)
             self._iterations += 1
@@ -403,14 +436,27 @@ class LBFGS(Solver):
         return "converged" if self.converged else "stalled" if self.stalled else None
 
     def smooth_gradient(self) -> np.ndarray | None:
-        return self.g
+        return self.g if self.g is None else self._dense(self.g)
 
     def objective(self) -> float | None:
         return None if self.g is None else self.f
 
+    def subgradient_sq_norm(self) -> float | None:
+        return None if self.pg is None else dot(self.pg, self.pg)
+
     # -- reading -----------------------------------------------------------------------
     def weights(self) -> np.ndarray:
-        return self.x
+        if self._dense_x is None:
+            self._dense_x = self._dense(self.x)
+        return self._dense_x
+
+    def _dense(self, v: np.ndarray) -> np.ndarray:
+        """v over all the weights (0 off the feature set)."""
+        if self._support is None:
+            return v
+        out = aligned_zeros(self.problem.dim)
+        out[self._support] = v
+        return out
 
     def counters(self) -> dict[str, int]:
         return dict(self._counters)

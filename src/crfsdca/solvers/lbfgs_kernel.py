@@ -73,3 +73,18 @@ def two_loop(S, Y, rho, slots, gamma, g, q, a):
         b = rho[slots[j]] * dot
         nxt = Y[slots[j - 1]] if j > 0 else S[slots[j]]
         dot = _update_dot(q, b - a[j], S[slots[j]], 1.0, nxt)
+
+
+@njit(**NJIT)
+def orthant_point(x, d, t, pg, xt, step):
+    """OWL-QN's trial point: xt = x + t d with the entries that leave the orthant of x (of
+    -pg where x is 0) set to 0, and step = xt - x; one pass, as numpy's ``np.where``,
+    ``x + t * d``, mask and difference round it."""
+    for j in range(len(x)):
+        xj = x[j]
+        v = xj + t * d[j]
+        side = xj if xj != 0 else -pg[j]
+        if v * side <= 0:
+            v = 0.0
+        xt[j] = v
+        step[j] = v - xj

@@ -101,19 +101,19 @@ class Monitor:
         }
         out.update(solver.diagnostics())
         if self.certify and dual is None:
-            out["certificate"] = self.gradient_certificate(w, solver.smooth_gradient())
+            out["certificate"] = self.gradient_certificate(w, solver.subgradient_sq_norm())
         return out
 
-    def gradient_certificate(self, w: np.ndarray, g: np.ndarray | None = None) -> float:
+    def gradient_certificate(self, w: np.ndarray, sq_norm: float | None = None) -> float:
         """||s||^2 / (2 lambda) >= P(w) - P*, the certificate of solvers without a dual: s
         the minimum-norm subgradient of P at w (the gradient without an L1 term; P is
-        lambda-strongly convex). ``g``: the gradient of P's smooth part at w, if known."""
+        lambda-strongly convex). ``sq_norm``: ||s||^2, if known."""
         p = self.problem
         if p.lam == 0:  # not strongly convex: no bound from the gradient
             return math.nan
-        if g is None:
+        if sq_norm is None:
             _, g = primal_and_gradient(w, p.train, p.n_attributes, p.n_labels, p.lam,
                                        p.feature_mask, self.threads)
-        if p.l1:
-            g = pseudo_gradient(w, g, p.l1)
-        return dot(g, g) / (2 * p.lam)
+            s = pseudo_gradient(w, g, p.l1) if p.l1 else g
+            sq_norm = dot(s, s)
+        return sq_norm / (2 * p.lam)
