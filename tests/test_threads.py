@@ -148,10 +148,9 @@ def test_a_thread_done_with_its_lane_takes_the_draws_left_to_the_others():
     before = [lane.sampler.gaps.copy() for lane in s.lanes]
     quota = np.array([5, 7], dtype=np.int64)
     lane = s.lanes[0]
-    sdca_run_lanes(0, quota, tuple(x.sampler for x in s.lanes),
-                   tuple(x.members for x in s.lanes), s._busy, s._lane_locks, lane.state.w,
-                   p.n_attributes, p.n_labels, s.index, lane.state, lane.buffers, lane.rng,
-                   s.options)
+    sdca_run_lanes(0, quota, s._samplers, s._members, s._member_starts, s._busy,
+                   s._lane_locks, lane.state.w, p.n_attributes, p.n_labels, s.index,
+                   lane.state, lane.buffers, lane.rng, s.options)
     assert quota.tolist() == [0, 0]
     assert s.counters()["updates"] == 12
     assert not s._busy.any() and not s._lane_locks.any()
@@ -226,3 +225,33 @@ def test_every_attribute_row_has_a_stripe_lock_apart_from_the_blocks(stripes):
     assert all(0 <= x < len(locks) and x not in (BIAS_LOCK, TRANS_LOCK) for x in held)
     assert sorted(which(a, locks) for a in range(n_attr)) == [which(a, locks)
                                                               for a in range(n_attr)]
+
+
+def test_one_compiled_kernel_serves_every_thread_count(monkeypatch):
+    """The lanes' samplers and the slots' gradients reach the kernels as flat arrays:
+    parallel SDCA and a full-batch pass at 3 and 5 threads compile nothing that 2 did
+    not (a tuple per thread had the count in its type: 6-10 s of compiling for each new
+    thread count on CoNLL-2000). The lanes' samplers are views of the flat arrays."""
+    from crfsdca.model.objective import _finish_gradient
+    from crfsdca.solvers.sdca_kernel import sdca_run_lanes
+
+    monkeypatch.setattr("crfsdca.threads.usable_cores", lambda: 8)  # lanes past the cores
+    p = problem(n=40)
+    w = np.random.default_rng(0).normal(size=p.dim)
+
+    def run(threads):
+        s = make_solver("sdca", p, seed=0, threads=threads)
+        assert len(s.lanes) == threads
+        s.run(p.n)
+        for t, lane in enumerate(s.lanes):
+            a, b = s._samplers.starts[t], s._samplers.starts[t + 1]
+            assert np.shares_memory(lane.sampler.gaps, s._samplers.gaps)
+            np.testing.assert_array_equal(lane.sampler.gaps, s._samplers.gaps[a:b])
+        assert s.lane_draws.sum() == p.n
+        primal_and_gradient(w, p.train, p.n_attributes, p.n_labels, p.lam, threads=threads)
+
+    run(2)
+    compiled = (set(sdca_run_lanes.signatures), set(_finish_gradient.signatures))
+    for threads in (3, 5):
+        run(threads)
+    assert (set(sdca_run_lanes.signatures), set(_finish_gradient.signatures)) == compiled

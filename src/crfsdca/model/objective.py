@@ -105,9 +105,10 @@ def _zero(a):
 
 @njit(**NJIT)
 def _finish_gradient(parts, out, w, lam, n, mask, lo, hi, norm):
-    """out[j] = (sum over the slots s of parts[s][j], in slot order) / n + lam w[j],
+    """out[j] = (sum over the slots s of parts[s, j], in slot order) / n + lam w[j],
     times mask[j] when a mask is given, for lo <= j < hi (``out`` may be parts[0]);
-    returns sum w[j]^2 there if ``norm`` (else 0).
+    returns sum w[j]^2 there if ``norm`` (else 0). ``parts`` is one 2-d array, so that
+    one compiled kernel serves every thread count.
 
     One pass over memory instead of numpy's four (sum, divide, lam w, add), on the
     threads: with one slot the arithmetic is numpy's, operation for operation."""
@@ -117,8 +118,8 @@ def _finish_gradient(parts, out, w, lam, n, mask, lo, hi, norm):
     for jj in range(hi - lo):
         j = np.uint64(lo + jj)  # unsigned: no wrap-around select (oracle.py)
         acc = first[j]
-        for s in range(1, len(parts)):
-            acc += parts[s][j]
+        for s in range(1, parts.shape[0]):
+            acc += parts[s, j]
         x = acc / n + lam * w[j]
         out[j] = x * mask[j] if masked else x
     if norm:
@@ -136,14 +137,17 @@ class SlotBuffers:
 
     def __init__(self):
         self._key = self._seq = self._one = None
-        self.grads: list[np.ndarray] = []
+        self.grads = np.zeros((0, 0))
         self.workspaces: list = []
 
     def get(self, seq: Sequences, K: int, size: int, threads: int):
-        """(gradients, workspaces) of ``threads`` slots for a split and a weight size."""
+        """(gradients, workspaces) of ``threads`` slots for a split and a weight size: the
+        gradients are the rows of one 2-d array, each row's first ``size`` entries, its
+        length rounded up to whole cache lines (so that each row starts on one)."""
         key = (K, size, threads)
         if key != self._key or seq is not self._seq:
-            self.grads = [aligned_empty(size) for _ in range(threads)]
+            row = -(-size // 8) * 8
+            self.grads = aligned_empty(threads * row).reshape(threads, row)
             self.workspaces = [_workspace(seq, K) for _ in range(threads)]
             self._key, self._seq = key, seq
         return self.grads, self.workspaces
@@ -171,10 +175,11 @@ def _pass(w, seq, n_attr, K, lam, want_grad, mask=None, threads=1, buffers=None,
         loss = _primal_pass(w, n_attr, K, seq, grad, want_grad, ws, bounds, 0, 1)
         value = 0.5 * lam * dot(w, w) + loss / n
         if want_grad:
-            _finish_gradient((grad,), grad, w, lam, n, mask, 0, len(w), False)
+            _finish_gradient(grad.reshape(1, -1), grad, w, lam, n, mask, 0, len(w), False)
         return value, grad
     if want_grad:
-        grads, workspaces = (buffers or SlotBuffers()).get(seq, K, len(w), threads)
+        parts, workspaces = (buffers or SlotBuffers()).get(seq, K, len(w), threads)
+        grads = [parts[s, :len(w)] for s in range(threads)]
     else:
         grads = [np.zeros(1)] * threads
         workspaces = [_workspace(seq, K) for _ in range(threads)]
@@ -191,7 +196,6 @@ def _pass(w, seq, n_attr, K, lam, want_grad, mask=None, threads=1, buffers=None,
     if not want_grad:
         return 0.5 * lam * dot(w, w) + loss / n, grads[0]
     cuts = np.linspace(0, len(w), threads + 1).astype(np.int64)
-    parts = tuple(grads)
     out = aligned_empty(len(w)) if into is None else into  # faulted in by the threads
     ww = 0.0
     for part in run_parallel([

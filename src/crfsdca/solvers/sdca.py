@@ -22,7 +22,7 @@ from .catalyst import CatalystLoop, kappa_ratio
 from .index import max_distinct_attributes, sequence_index
 from .registry import SDCA_OPTIONS
 from .rng import make_rng
-from .sampling import TREE_SCHEMES, SamplerState, make_sampler
+from .sampling import TREE_SCHEMES, SamplerState, make_sampler, stack_samplers
 from .sdca_kernel import (
     CYC_LS,
     CYC_ORACLE,
@@ -180,6 +180,16 @@ class SDCA(Solver):
                 make_sampler(o["sampler"], o["non_uniformity"], len(members),
                              None if lipschitz is None else lipschitz[members]),
                 make_rng(seed if t == 0 else seed * 1_000_003 + t)))
+        if len(self.lanes) > 1:  # the kernel's flat form; each lane keeps views of it
+            self._samplers, views = stack_samplers([lane.sampler for lane in self.lanes])
+            self._members = np.concatenate([lane.members for lane in self.lanes])
+            self._member_starts = np.zeros(len(self.lanes) + 1, dtype=np.int64)
+            np.cumsum([len(lane.members) for lane in self.lanes],
+                      out=self._member_starts[1:])
+            self.lanes = [lane._replace(sampler=view, members=self._members[a:b])
+                          for lane, view, a, b in zip(self.lanes, views,
+                                                      self._member_starts[:-1],
+                                                      self._member_starts[1:], strict=True)]
         self.state = self.lanes[0].state
         self.sampler = self.lanes[0].sampler
         self.lane_draws = np.zeros(len(self.lanes), dtype=np.int64)  # draws of each lane
@@ -227,8 +237,7 @@ class SDCA(Solver):
                      lane.state, lane.buffers, lane.sampler, lane.rng, self.options,
                      lane.members)
             return
-        samplers = tuple(lane.sampler for lane in self.lanes)
-        members = tuple(lane.members for lane in self.lanes)
+        samplers = [lane.sampler for lane in self.lanes]
         rounds = max(1, -(-n_steps // max(p.n // 20, 1)))
         done = 0
         for r in range(1, rounds + 1):
@@ -238,7 +247,8 @@ class SDCA(Solver):
             self.lane_draws += quota
             run_parallel([
                 (lambda t=t, lane=lane, quota=quota: sdca_run_lanes(
-                    t, quota, samplers, members, self._busy, self._lane_locks,
+                    t, quota, self._samplers, self._members, self._member_starts,
+                    self._busy, self._lane_locks,
                     lane.state.w, p.n_attributes, p.n_labels, self.index, lane.state,
                     lane.buffers, lane.rng, self.options))
                 for t, lane in enumerate(self.lanes)])

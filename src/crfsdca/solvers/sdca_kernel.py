@@ -46,7 +46,7 @@ from ..model.oracle import (
     unary_scores,
 )
 from ..model.stats import mask_direction
-from .sampling import draw, record_gap
+from .sampling import draw, lane_sampler, record_gap
 from .sdca_linesearch import (
     FIXED,
     SINGLE_NEWTON,
@@ -523,12 +523,16 @@ def sdca_run(n_steps, w, n_attr, K, idx, st, buf, sampler, rng, opt, members):
 
 
 @njit(**NJIT)
-def sdca_run_lanes(me, quota, samplers, members, busy, lane_locks, w, n_attr, K, idx, st,
-                   buf, rng, opt):
+def sdca_run_lanes(me, quota, samplers, members, member_starts, busy, lane_locks, w, n_attr,
+                   K, idx, st, buf, rng, opt):
     """This thread's share of a parallel run: the draws of lane ``me`` (``quota[me]`` of
     them, from its sampler), then, while another lane has draws left, those, from that
-    lane's sampler. Each lane's sampler is drawn from and updated under its lock
-    (``lane_locks[t * LOCK_SPACING]``, :func:`~.sdca_locks.lane_locks`); ``busy`` marks the
+    lane's sampler. The lanes' samplers are ``samplers`` (a
+    :class:`~.sampling.LaneSamplers`), lane t's sequences
+    ``members[member_starts[t]:member_starts[t + 1]]``: flat arrays, so that one
+    compiled kernel serves every number of lanes. Each lane's sampler is drawn from and
+    updated under its lock (``lane_locks[t * LOCK_SPACING]``,
+    :func:`~.sdca_locks.lane_locks`); ``busy`` marks the
     sequences a thread is stepping on, which no other thread draws meanwhile. So every
     lane's draws follow its own sampler, as with one thread per lane, and no thread
     waits for another at the end.
@@ -536,8 +540,8 @@ def sdca_run_lanes(me, quota, samplers, members, busy, lane_locks, w, n_attr, K,
     lanes = len(quota)
     for r in range(lanes):
         t = (me + r) % lanes
-        s = samplers[t]
-        mem = members[t]
+        s = lane_sampler(samplers, t)
+        mem = members[member_starts[t]:member_starts[t + 1]]
         lk = t * LOCK_SPACING
         while True:
             lock(lane_locks, lk)
