@@ -104,6 +104,32 @@ def test_the_whole_text_parser_equals_the_line_parser(lines):
         assert (fast.X, fast.y, fast.groups) == (slow.X, slow.y, slow.groups)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.just(""), st.lists(_FIELD_TEXT, min_size=1, max_size=4)),
+                max_size=8))
+def test_tagging_straight_from_the_text_equals_the_reader_and_the_encoder(lines):
+    """``crfsdca tag``'s path from a file's text to the split (no per-item lists) gives
+    the split that the reader and the encoder give, labels the model lacks included, or
+    defers to them (None) where they report an error or find no sequence."""
+    from types import SimpleNamespace
+
+    from crfsdca.data.crfsuite_format import _parse_plain
+    from crfsdca.tagging import encode_for, encode_text_for
+
+    model = SimpleNamespace(attributes=["a", "b", "a:b", "é", "1", "a\\b", "b:"],
+                            labels=["a", "b", "1"])
+    text = "\n".join(line if isinstance(line, str) else "\t".join(line) for line in lines)
+    fast = encode_text_for(model, text)
+    inst = _parse_plain(text, 0)
+    if inst is None or not inst.X:
+        assert fast is None
+        return
+    seq, names = encode_for(model, inst)
+    assert fast is not None and fast[1] == names
+    for field in ("offsets", "labels", "attr_indptr", "attr_indices", "attr_values"):
+        np.testing.assert_array_equal(getattr(fast[0], field), getattr(seq, field))
+
+
 def test_crfsuite_format_round_trip(tmp_path):
     X = [[["w=a:b", ("v", 0.5)], ["back\\slash", ("x", 2.0)]], [[]]]
     y = [["B-NP", "I:NP"], ["O"]]

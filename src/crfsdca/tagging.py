@@ -15,14 +15,38 @@ from .data.items import Vocabulary, encode
 from .model_file import Model
 
 
+def _attribute_ids(model: Model) -> dict[str, int]:
+    return {a: i for i, a in enumerate(model.attributes)}
+
+
 def encode_for(model: Model, inst: Instances):
     """The split of ``inst`` in the model's ids, and the label names (the model's, then
     labels it lacks)."""
     labels = Vocabulary(model.labels)
     vocab = Vocabulary()
-    vocab.ids = {a: i for i, a in enumerate(model.attributes)}
+    vocab.ids = _attribute_ids(model)
     seq = encode(inst.X, inst.y, vocab, labels, grow=False, grow_labels=True).seq
     return seq, labels.strings()
+
+
+def encode_text_for(model: Model, text: str):
+    """:func:`encode_for` of a whole data file's text, the same split straight from the
+    text (:func:`~crfsdca.data.crfsuite_format.flat_items`), or None where the file needs
+    the line reader."""
+    from .data.crfsuite_format import flat_items
+    from .data.items import _label_ids
+    from .data.sequences import make_sequences
+    from .data.token_csr import token_csr
+
+    flat = flat_items(text, _attribute_ids(model))
+    if flat is None or not len(flat.lengths):
+        return None
+    labels = Vocabulary(model.labels)
+    label_ids = np.asarray(_label_ids(flat.labels, labels, True, 0), dtype=np.int32)
+    offsets = np.zeros(len(flat.lengths) + 1, dtype=np.int64)
+    np.cumsum(flat.lengths, out=offsets[1:])
+    indptr, indices, values, _ = token_csr(flat.counts, flat.attr_ids, flat.weights)
+    return make_sequences(offsets, label_ids, indptr, indices, values), labels.strings()
 
 
 def path_scores(model: Model, seq, pred: np.ndarray) -> np.ndarray:

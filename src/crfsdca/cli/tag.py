@@ -36,20 +36,24 @@ def run(args: argparse.Namespace) -> int:
 
     import numpy as np
 
-    from ..data.crfsuite_format import read_file
+    from ..data.crfsuite_format import parse_lines, read_text
     from ..model.objective import predict
     from ..model.oracle import sequence_marginals
     from ..model_file import load_model
-    from ..tagging import encode_for, evaluation_report, path_scores
+    from ..tagging import encode_for, encode_text_for, evaluation_report, path_scores
 
     model = load_model(args.model)
-    inst = read_file(args.file)
+    text = read_text(args.file)
     t0 = time.perf_counter()
     out = sys.stdout
     A, K = len(model.attributes), len(model.labels)
-    if not inst.X:
-        return 0
-    seq, names = encode_for(model, inst)
+    encoded = encode_text_for(model, text)
+    if encoded is None:  # the line reader: odd lines, errors to report, no sequence
+        inst = parse_lines(text.split("\n"), "<stdin>" if args.file == "-" else args.file)
+        if not inst.X:
+            return 0
+        encoded = encode_for(model, inst)
+    seq, names = encoded
     pred = predict(model.weights, seq, A, K)
     seconds = time.perf_counter() - t0
     need_marginals = args.probability or args.marginal or args.marginal_all

@@ -14,7 +14,11 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
 
 from ..errors import DataFormatError
 
@@ -207,10 +211,82 @@ def _parse_plain(text: str, group: int) -> Instances | None:
     return out
 
 
-def read_file(path: str, group: int = 0) -> Instances:
-    """Instances of one CRFsuite data file (``-``: standard input), UTF-8."""
+class FlatItems(NamedTuple):
+    """A file's items as the encoder's flat arrays (:func:`flat_items`): the items of
+    each sequence, each item's label and number of entries, and each entry's attribute
+    id (-1: one the vocabulary lacks) and weight."""
+
+    lengths: np.ndarray
+    labels: list[str]
+    counts: np.ndarray
+    attr_ids: np.ndarray
+    weights: np.ndarray
+
+
+def flat_items(text: str, ids: dict[str, int]) -> FlatItems | None:
+    """The items of a whole file's ``text`` with the attribute ids of ``ids``, in the
+    cases :func:`_parse_plain` reads, or None where it or :func:`parse_lines` must (and
+    report what is wrong). Tagging needs no per-item lists: the names are looked up in
+    one pass over all of them, and only those not found (unseen, or with a weight) are
+    looked at one by one."""
+    if "\x00" in text or any(c in text for c in _STAND_INS):
+        return None
+    text = _restore_escapes(_swap_escapes(text).replace(":", _SEPARATOR))
+    labels: list[str] = []
+    counts: list[int] = []
+    lengths: list[int] = []
+    fields: list[str] = []
+    open_items = 0
+    for line in text.split("\n"):
+        if not line.strip():
+            if open_items:
+                lengths.append(open_items)
+                open_items = 0
+            continue
+        parts = line.rstrip("\r").split("\t")
+        if "" in parts:
+            parts = [f for f in parts if f]
+        labels.append(parts[0])
+        counts.append(len(parts) - 1)
+        fields += parts[1:]
+        open_items += 1
+    if open_items:
+        lengths.append(open_items)
+    if any(_SEPARATOR in lab or lab[0] == "@" for lab in labels):
+        return None
+    attr_ids = np.fromiter(map(ids.get, fields, repeat(-2, len(fields))), dtype=np.int64,
+                           count=len(fields))
+    weights = np.ones(len(fields))
+    missing = np.flatnonzero(attr_ids == -2)
+    attr_ids[missing] = -1
+    if _SEPARATOR in text:
+        for j in missing.tolist():
+            f = fields[j]
+            if _SEPARATOR not in f:
+                continue
+            name, _, weight = f.partition(_SEPARATOR)
+            if not name or _SEPARATOR in weight:
+                return None
+            if weight:
+                try:
+                    value = float(weight)
+                except ValueError:
+                    return None
+                if not math.isfinite(value):
+                    return None
+                weights[j] = value
+            attr_ids[j] = ids.get(name, -1)
+    return FlatItems(np.asarray(lengths, dtype=np.int64), labels,
+                     np.asarray(counts, dtype=np.int64), attr_ids, weights)
+
+
+def read_text(path: str) -> str:
+    """The text of a CRFsuite data file (``-``: standard input), UTF-8."""
     if path == "-":
-        return parse_lines(sys.stdin, "<stdin>", group)
+        try:
+            return sys.stdin.read()
+        except UnicodeDecodeError as e:
+            raise DataFormatError("<stdin>", f"not UTF-8 text ({e.reason})") from None
     p = Path(path)
     if not p.exists():
         raise DataFormatError(path, "no such file")
@@ -222,6 +298,14 @@ def read_file(path: str, group: int = 0) -> Instances:
         except UnicodeDecodeError as e:
             raise DataFormatError(path, f"not UTF-8 text ({e.reason} at byte {e.start} of a "
                                         "block)") from None
+    return text
+
+
+def read_file(path: str, group: int = 0) -> Instances:
+    """Instances of one CRFsuite data file (``-``: standard input), UTF-8."""
+    if path == "-":
+        return parse_lines(sys.stdin, "<stdin>", group)
+    text = read_text(path)
     parsed = _parse_plain(text, group)
     return parsed if parsed is not None else parse_lines(text.split("\n"), path, group)
 
