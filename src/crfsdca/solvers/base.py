@@ -172,6 +172,10 @@ class Solver(ABC):
         when the solver has it at hand (full-batch methods), else None."""
         return None
 
+    def nonzero_weights(self) -> int:
+        """How many weights are not 0 (the trace's ``nonzero_weights``)."""
+        return int(np.count_nonzero(self.weights()))
+
     def subgradient_sq_norm(self) -> float | None:
         """||s||^2, s the minimum-norm subgradient of P at ``weights()`` (the gradient of P
         without an L1 term), when the solver has it at hand (full-batch methods), else

@@ -441,6 +441,9 @@ class LBFGS(Solver):
     def objective(self) -> float | None:
         return None if self.g is None else self.f
 
+    def nonzero_weights(self) -> int:
+        return int(np.count_nonzero(self.x))
+
     def subgradient_sq_norm(self) -> float | None:
         return None if self.pg is None else dot(self.pg, self.pg)
 

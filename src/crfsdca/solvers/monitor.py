@@ -73,10 +73,12 @@ class Monitor:
         """The trace row of the solver's current iterate, ``epoch`` epochs into the run."""
         n = self.problem.n
         c = solver.counters()
-        w = solver.weights()
         known = solver.objective()
-        primal_value = self.primal(w) if known is None else known
         dual = solver.dual()
+        sq_norm = solver.subgradient_sq_norm() if self.certify and dual is None else None
+        w = (solver.weights() if known is None or self.evaluate_test
+             or (self.certify and dual is None and sq_norm is None) else None)
+        primal_value = self.primal(w) if known is None else known
         est = solver.gap_estimate()
         err, f1 = self.test_scores(w)
         out = {
@@ -97,11 +99,11 @@ class Monitor:
             "ls_iters": math.nan,
             "ls_time_share": math.nan,
             "mean_step": math.nan,
-            "nonzero_weights": int(np.count_nonzero(w)),
+            "nonzero_weights": solver.nonzero_weights(),
         }
         out.update(solver.diagnostics())
         if self.certify and dual is None:
-            out["certificate"] = self.gradient_certificate(w, solver.subgradient_sq_norm())
+            out["certificate"] = self.gradient_certificate(w, sq_norm)
         return out
 
     def gradient_certificate(self, w: np.ndarray, sq_norm: float | None = None) -> float:
