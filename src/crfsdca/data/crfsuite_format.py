@@ -254,30 +254,75 @@ def flat_items(text: str, ids: dict[str, int]) -> FlatItems | None:
         lengths.append(open_items)
     if any(_SEPARATOR in lab or lab[0] == "@" for lab in labels):
         return None
-    attr_ids = np.fromiter(map(ids.get, fields, repeat(-2, len(fields))), dtype=np.int64,
-                           count=len(fields))
-    weights = np.ones(len(fields))
-    missing = np.flatnonzero(attr_ids == -2)
-    attr_ids[missing] = -1
-    if _SEPARATOR in text:
-        for j in missing.tolist():
-            f = fields[j]
-            if _SEPARATOR not in f:
-                continue
-            name, _, weight = f.partition(_SEPARATOR)
-            if not name or _SEPARATOR in weight:
-                return None
-            if weight:
-                try:
-                    value = float(weight)
-                except ValueError:
-                    return None
-                if not math.isfinite(value):
-                    return None
-                weights[j] = value
-            attr_ids[j] = ids.get(name, -1)
+    weighted = text.count(_SEPARATOR)  # in the attributes' fields: no label has one
+    n = len(fields)
+    if n and weighted == n and np.all(np.fromiter(
+            map(str.count, fields, repeat(_SEPARATOR, n)), dtype=np.int64, count=n) == 1):
+        found = _weighted_fields(fields, ids)  # every field name:weight, one separator each
+        if found is None:
+            return None
+        attr_ids, weights = found
+    else:
+        attr_ids, weights = _mixed_fields(fields, ids, weighted > 0)
+        if attr_ids is None:
+            return None
     return FlatItems(np.asarray(lengths, dtype=np.int64), labels,
                      np.asarray(counts, dtype=np.int64), attr_ids, weights)
+
+
+def _weighted_fields(fields: list[str], ids: dict[str, int]):
+    """(ids, weights) of fields that are all ``name`` SEPARATOR ``weight``, split at once,
+    each distinct weight parsed once; None where a name is empty or a weight is not a
+    finite number (:func:`_parse_plain`'s tests)."""
+    pieces = _SEPARATOR.join(fields).split(_SEPARATOR)
+    names, texts = pieces[0::2], pieces[1::2]
+    if "" in names:
+        return None
+    values = {}
+    for text in set(texts):
+        if not text:
+            values[text] = 1.0
+            continue
+        try:
+            value = float(text)
+        except ValueError:
+            return None
+        if not math.isfinite(value):
+            return None
+        values[text] = value
+    n = len(names)
+    return (np.fromiter(map(ids.get, names, repeat(-1, n)), dtype=np.int64, count=n),
+            np.fromiter(map(values.__getitem__, texts), dtype=np.float64, count=n))
+
+
+def _mixed_fields(fields: list[str], ids: dict[str, int], weighted: bool):
+    """(ids, weights) of fields with and without weights: every field looked up whole at
+    once, then those not found one by one; (None, None) where :func:`_parse_plain` would
+    defer to the line reader."""
+    n = len(fields)
+    attr_ids = np.fromiter(map(ids.get, fields, repeat(-2, n)), dtype=np.int64, count=n)
+    weights = np.ones(n)
+    missing = np.flatnonzero(attr_ids == -2)
+    attr_ids[missing] = -1
+    if not weighted:
+        return attr_ids, weights
+    for j in missing.tolist():
+        f = fields[j]
+        if _SEPARATOR not in f:
+            continue
+        name, _, weight = f.partition(_SEPARATOR)
+        if not name or _SEPARATOR in weight:
+            return None, None
+        if weight:
+            try:
+                value = float(weight)
+            except ValueError:
+                return None, None
+            if not math.isfinite(value):
+                return None, None
+            weights[j] = value
+        attr_ids[j] = ids.get(name, -1)
+    return attr_ids, weights
 
 
 def read_text(path: str) -> str:
