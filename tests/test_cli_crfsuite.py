@@ -113,6 +113,26 @@ def test_tag_reads_standard_input(files, tmp_path, capsys, monkeypatch):
     assert out.split("\n\n")[0].splitlines() == ["B-NP", "I-NP", "B-VP"]
 
 
+@pytest.mark.parametrize("command", ["learn", "tag"])
+def test_standard_input_that_is_not_utf8_is_reported(files, tmp_path, capsys, monkeypatch,
+                                                       command):
+    """Bytes that are not UTF-8 on standard input: the file's error, exit status 2 (a
+    text stream would have read them as surrogate escapes, and the encoder failed on a
+    label with a traceback)."""
+    import io
+
+    train, _ = files
+    model = tmp_path / "m.model"
+    if command == "tag":
+        assert main(["learn", "-q", "-m", str(model), train]) == 0
+    capsys.readouterr()
+    stdin = io.TextIOWrapper(io.BytesIO(b"B-NP\tw=a\n\xff\xfe\tw=b\n\n"),
+                             errors="surrogateescape")
+    monkeypatch.setattr("sys.stdin", stdin)
+    assert main([command, "-m", str(model), "-"]) == 2
+    assert "<stdin>: not UTF-8 text (invalid start byte at byte 9)" in capsys.readouterr().err
+
+
 def test_model_file_versions(tmp_path):
     import h5py
 

@@ -327,11 +327,15 @@ def _mixed_fields(fields: list[str], ids: dict[str, int], weighted: bool):
 
 def read_text(path: str) -> str:
     """The text of a CRFsuite data file (``-``: standard input), UTF-8."""
-    if path == "-":
-        try:
+    if path == "-":  # its bytes: a text stream may decode them with surrogate escapes
+        raw = getattr(sys.stdin, "buffer", None)
+        if raw is None:  # a text stream without one (a test's StringIO)
             return sys.stdin.read()
+        try:
+            return raw.read().decode("utf-8")
         except UnicodeDecodeError as e:
-            raise DataFormatError("<stdin>", f"not UTF-8 text ({e.reason})") from None
+            raise DataFormatError("<stdin>", f"not UTF-8 text ({e.reason} at byte "
+                                             f"{e.start})") from None
     p = Path(path)
     if not p.exists():
         raise DataFormatError(path, "no such file")
@@ -348,11 +352,10 @@ def read_text(path: str) -> str:
 
 def read_file(path: str, group: int = 0) -> Instances:
     """Instances of one CRFsuite data file (``-``: standard input), UTF-8."""
-    if path == "-":
-        return parse_lines(sys.stdin, "<stdin>", group)
     text = read_text(path)
     parsed = _parse_plain(text, group)
-    return parsed if parsed is not None else parse_lines(text.split("\n"), path, group)
+    return parsed if parsed is not None else parse_lines(
+        text.split("\n"), "<stdin>" if path == "-" else path, group)
 
 
 def read_files(paths: list[str]) -> Instances:
