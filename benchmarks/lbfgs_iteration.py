@@ -38,8 +38,8 @@ def ours(X, y, c1: float, c2: float, iterations: int) -> tuple[float, float]:
         training.run_solver = original
     done = runs[0]
     count = done.solver.counters()
-    return (done.result.solver_seconds / count["updates"],
-            count["ls_evals"] / count["updates"])
+    steps = max(count["updates"], 1)  # none if it stopped at its start
+    return done.result.solver_seconds / steps, count["ls_evals"] / steps
 
 
 def theirs(X, y, c1: float, c2: float, iterations: int) -> tuple[float, float]:

@@ -214,3 +214,19 @@ def test_sdca_keeps_its_store_out_of_numpys_allocator(problem):
     import mmap
 
     assert isinstance(pair.base.obj, mmap.mmap)
+
+
+def test_lbfgs_s_estimate_counts_the_feature_set_it_works_on(problem):
+    """L-BFGS keeps its history on the feature set alone: the estimate follows the mask
+    (CoNLL-2000's 453,094 features of 7.4 million weights: 16x less)."""
+    import dataclasses
+
+    from crfsdca.model.features import crfsuite_mask
+
+    mask = crfsuite_mask(problem.train, problem.n_attributes, problem.n_labels)
+    masked = dataclasses.replace(problem, feature_mask=mask)
+    sizes = memory.DataSizes.of_problem(masked)
+    assert sizes.features == int(mask.sum()) < sizes.dim
+    built = make_solver("lbfgs", masked, memory=4).memory_bytes()
+    resolved = spec("lbfgs").options.resolve({"memory": 4})
+    assert memory.solver_state_bytes("lbfgs", resolved, sizes) == built

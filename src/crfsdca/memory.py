@@ -48,17 +48,29 @@ class DataSizes:
     nnz: int  # training (token, attribute) entries
     test_N: int = 0
     test_nnz: int = 0
+    features: int = 0  # weights of the feature set (0: all of them, the paper's model)
 
     @property
     def dim(self) -> int:
         return self.A * self.K + 3 * self.K + self.K * self.K
 
+    @property
+    def feature_dim(self) -> int:
+        """The weights a solver that works on the feature set alone keeps (L-BFGS)."""
+        return self.features or self.dim
+
     @classmethod
     def of_problem(cls, problem) -> DataSizes:
         """Sizes of a :class:`~crfsdca.solvers.base.Problem` (its training subset)."""
+        import numpy as np
+
+        from .model.features import is_full
+
         t, test = problem.train, problem.test
+        mask = problem.feature_mask
         return cls(t.n_sequences, t.n_tokens, problem.n_labels, problem.n_attributes, t.nnz,
-                   test.n_tokens if test is not None else 0, test.nnz if test is not None else 0)
+                   test.n_tokens if test is not None else 0, test.nnz if test is not None else 0,
+                   0 if is_full(mask) else int(np.count_nonzero(mask)))
 
     @classmethod
     def of_file(cls, path: str | os.PathLike) -> DataSizes:

@@ -42,9 +42,12 @@ def encode_text_for(model: Model, text: str):
     if flat is None or not len(flat.lengths):
         return None
     labels = Vocabulary(model.labels)
-    label_ids = np.asarray(_label_ids(flat.labels, labels, True, 0), dtype=np.int32)
     offsets = np.zeros(len(flat.lengths) + 1, dtype=np.int64)
     np.cumsum(flat.lengths, out=offsets[1:])
+    label_ids = np.empty(offsets[-1], dtype=np.int32)
+    for i, (a, b) in enumerate(zip(offsets[:-1].tolist(), offsets[1:].tolist(),
+                                           strict=True)):
+        label_ids[a:b] = _label_ids(flat.labels[a:b], labels, True, i)  # errors name i
     indptr, indices, values, _ = token_csr(flat.counts, flat.attr_ids, flat.weights)
     return make_sequences(offsets, label_ids, indptr, indices, values), labels.strings()
 

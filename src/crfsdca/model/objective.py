@@ -133,7 +133,8 @@ class SlotBuffers:
     """The per-slot gradients and workspaces of multi-threaded passes, kept from one call
     to the next by one caller (an L-BFGS run): fresh ones would fault their pages in
     again on every call (CONLL's 7e6 weights on 2 threads: 8 to 46 ms of a 140 ms
-    pass). The gradient returned is still a new array each call."""
+    pass). The gradient returned is a new array each call unless the caller gives its
+    own (``into``)."""
 
     def __init__(self):
         self._key = self._seq = self._one = None

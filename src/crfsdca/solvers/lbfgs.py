@@ -114,7 +114,8 @@ class LBFGS(Solver):
     With a feature set (``problem.feature_mask``) the iterates, gradients and stored pairs
     live on its weights alone, as CRFsuite's do: the others stay 0 (their gradient is
     masked), and on CoNLL-2000 the feature set is 453,094 of 7.4 million weights. ``fun``
-    replaces P and its gradient (a function of all the weights, as :func:`objective`).
+    replaces P and its gradient: a function of all the weights that returns a new
+    gradient array each call, as :func:`objective` without ``reuse``.
     """
 
     name = "lbfgs"

@@ -309,7 +309,8 @@ def _oeg_state(o: Mapping, s) -> dict[str, int]:
 
 
 def _lbfgs_state(o: Mapping, s) -> dict[str, int]:
-    return {"history": 2 * int(o["memory"]) * s.dim * F64, "weights": 2 * s.dim * F64}
+    return {"history": 2 * int(o["memory"]) * s.feature_dim * F64,
+            "weights": 2 * s.feature_dim * F64}
 
 
 def _order_bytes(s) -> int:
