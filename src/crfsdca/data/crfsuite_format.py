@@ -37,6 +37,16 @@ class Instances:
         self.y += other.y
         self.groups += other.groups
 
+    def close_sequence(self, xseq: list, yseq: list, group: int) -> None:
+        """Add the items and labels read so far as a sequence of ``group`` (none if
+        empty), and empty the two lists for the next one."""
+        if xseq:
+            self.X.append(list(xseq))
+            self.y.append(list(yseq))
+            self.groups.append(group)
+            xseq.clear()
+            yseq.clear()
+
 
 def _unescape(text: str, where: str, path, line: int) -> list[str]:
     """Split a field at its unescaped colons, resolving ``\\:`` and ``\\\\``."""
@@ -89,12 +99,7 @@ def parse_lines(lines, path, group: int = 0) -> Instances:
     yseq: list[str] = []
 
     def close():
-        if xseq:
-            out.X.append(list(xseq))
-            out.y.append(list(yseq))
-            out.groups.append(group)
-            xseq.clear()
-            yseq.clear()
+        out.close_sequence(xseq, yseq, group)
 
     for number, raw in enumerate(lines, start=1):
         text = raw.rstrip("\n").rstrip("\r")
@@ -155,29 +160,45 @@ def parse_lines(lines, path, group: int = 0) -> Instances:
     return out
 
 
+def _separated(text: str) -> str | None:
+    """``text`` with its escapes resolved (the escaped pairs to stand-ins, every colon
+    left to a separator stand-in, then the escaped ones back: a field splits at most
+    once, and needs no unescaping), or None where it holds a NUL or
+    a stand-in character itself (the line reader's case)."""
+    if "\x00" in text or any(c in text for c in _STAND_INS):
+        return None
+    return _restore_escapes(_swap_escapes(text).replace(":", _SEPARATOR))
+
+
+def _plain_weight(text: str) -> float | None:
+    """The weight after a field's separator (none written: 1), or None where it is not a
+    finite number (the line reader reports it)."""
+    if not text:
+        return 1.0
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
 def _parse_plain(text: str, group: int) -> Instances | None:
     """The instances of a whole file in the common case, or None where any line needs
     :func:`parse_lines` (a declaration, or something it reports as an error; a NUL or a
-    stand-in character anywhere). The escapes are resolved over the whole text at once:
-    the escaped pairs to stand-ins, every colon left to a separator stand-in, then the
-    escaped ones back, so that a field splits at most once and needs no unescaping (a file
-    of sklearn-crfsuite's features escapes the colon of every ``key:value`` name)."""
-    if "\x00" in text or any(c in text for c in _STAND_INS):
+    stand-in character anywhere). The escapes are resolved over the whole text at once
+    (:func:`_separated`): a file of sklearn-crfsuite's features escapes the colon of every
+    ``key:value`` name."""
+    text = _separated(text)
+    if text is None:
         return None
-    text = _restore_escapes(_swap_escapes(text).replace(":", _SEPARATOR))
     out = Instances()
     xseq: list[list] = []
     yseq: list[str] = []
 
     def close():
-        if xseq:
-            out.X.append(list(xseq))
-            out.y.append(list(yseq))
-            out.groups.append(group)
-            xseq.clear()
-            yseq.clear()
+        out.close_sequence(xseq, yseq, group)
 
-    isfinite = math.isfinite
+    values: dict[str, float] = {}  # each distinct weight parsed once
     for line in text.split("\n"):
         line = line.rstrip("\r")
         if not line.strip():
@@ -195,15 +216,11 @@ def _parse_plain(text: str, group: int) -> Instances | None:
             name, _, weight = f.partition(_SEPARATOR)
             if not name or _SEPARATOR in weight:
                 return None
-            if not weight:
-                item.append(name)
-                continue
-            try:
-                value = float(weight)
-            except ValueError:
-                return None
-            if not isfinite(value):
-                return None
+            value = values.get(weight)
+            if value is None:
+                value = values[weight] = _plain_weight(weight)
+                if value is None:
+                    return None
             item.append(name if value == 1.0 else (name, value))
         xseq.append(item)
         yseq.append(label)
@@ -229,9 +246,9 @@ def flat_items(text: str, ids: dict[str, int]) -> FlatItems | None:
     report what is wrong). Tagging needs no per-item lists: the names are looked up in
     one pass over all of them, and only those not found (unseen, or with a weight) are
     looked at one by one."""
-    if "\x00" in text or any(c in text for c in _STAND_INS):
+    text = _separated(text)
+    if text is None:
         return None
-    text = _restore_escapes(_swap_escapes(text).replace(":", _SEPARATOR))
     labels: list[str] = []
     counts: list[int] = []
     lengths: list[int] = []
@@ -259,13 +276,11 @@ def flat_items(text: str, ids: dict[str, int]) -> FlatItems | None:
     if n and weighted == n and np.all(np.fromiter(
             map(str.count, fields, repeat(_SEPARATOR, n)), dtype=np.int64, count=n) == 1):
         found = _weighted_fields(fields, ids)  # every field name:weight, one separator each
-        if found is None:
-            return None
-        attr_ids, weights = found
     else:
-        attr_ids, weights = _mixed_fields(fields, ids, weighted > 0)
-        if attr_ids is None:
-            return None
+        found = _mixed_fields(fields, ids, weighted > 0)
+    if found is None:
+        return None
+    attr_ids, weights = found
     return FlatItems(np.asarray(lengths, dtype=np.int64), labels,
                      np.asarray(counts, dtype=np.int64), attr_ids, weights)
 
@@ -278,18 +293,9 @@ def _weighted_fields(fields: list[str], ids: dict[str, int]):
     names, texts = pieces[0::2], pieces[1::2]
     if "" in names:
         return None
-    values = {}
-    for text in set(texts):
-        if not text:
-            values[text] = 1.0
-            continue
-        try:
-            value = float(text)
-        except ValueError:
-            return None
-        if not math.isfinite(value):
-            return None
-        values[text] = value
+    values = {text: _plain_weight(text) for text in set(texts)}
+    if None in values.values():
+        return None
     n = len(names)
     return (np.fromiter(map(ids.get, names, repeat(-1, n)), dtype=np.int64, count=n),
             np.fromiter(map(values.__getitem__, texts), dtype=np.float64, count=n))
@@ -297,8 +303,8 @@ def _weighted_fields(fields: list[str], ids: dict[str, int]):
 
 def _mixed_fields(fields: list[str], ids: dict[str, int], weighted: bool):
     """(ids, weights) of fields with and without weights: every field looked up whole at
-    once, then those not found one by one; (None, None) where :func:`_parse_plain` would
-    defer to the line reader."""
+    once, then those not found one by one; None where :func:`_parse_plain` would defer to
+    the line reader."""
     n = len(fields)
     attr_ids = np.fromiter(map(ids.get, fields, repeat(-2, n)), dtype=np.int64, count=n)
     weights = np.ones(n)
@@ -311,16 +317,10 @@ def _mixed_fields(fields: list[str], ids: dict[str, int], weighted: bool):
         if _SEPARATOR not in f:
             continue
         name, _, weight = f.partition(_SEPARATOR)
-        if not name or _SEPARATOR in weight:
-            return None, None
-        if weight:
-            try:
-                value = float(weight)
-            except ValueError:
-                return None, None
-            if not math.isfinite(value):
-                return None, None
-            weights[j] = value
+        value = _plain_weight(weight)
+        if not name or _SEPARATOR in weight or value is None:
+            return None
+        weights[j] = value
         attr_ids[j] = ids.get(name, -1)
     return attr_ids, weights
 
