@@ -29,6 +29,27 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores ({affinity} usable), Python {platform.python_version()}"
 
 
+def fitted_run(fit):
+    """Call ``fit()`` (an estimator's fit) and return what ``crfsdca.training.run_solver``
+    returned inside it: the solver and its result, for the solver's own seconds and
+    counters."""
+    import crfsdca.training as training
+
+    runs = []
+    original = training.run_solver
+
+    def keep(*args, **kwargs):
+        runs.append(original(*args, **kwargs))
+        return runs[-1]
+
+    training.run_solver = keep
+    try:
+        fit()
+    finally:
+        training.run_solver = original
+    return runs[0]
+
+
 def load_problem(name: str, processed: Path | None = None) -> Problem | None:
     """The training problem of a featurized dataset, the POS-scale synthetic set, or None."""
     if name == "pos-synthetic":

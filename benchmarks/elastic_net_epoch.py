@@ -15,29 +15,16 @@ from __future__ import annotations
 import argparse
 import statistics
 
-from common import machine
+from common import fitted_run, machine
 from practitioner import load
 
 
 def solver_cost(X, y, c1: float, c2: float, epochs: int) -> tuple[float, float]:
     """(solver seconds, cycles) per epoch of one fit."""
-    import crfsdca.training as training
     from crfsdca import CRF
 
-    runs = []
-    original = training.run_solver
-
-    def keep(*args, **kwargs):
-        runs.append(original(*args, **kwargs))
-        return runs[-1]
-
-    training.run_solver = keep
-    try:
-        CRF(c1=c1, c2=c2, max_iterations=epochs, epsilon=0,
-            all_possible_transitions=True).fit(X, y)
-    finally:
-        training.run_solver = original
-    done = runs[0]
+    done = fitted_run(lambda: CRF(c1=c1, c2=c2, max_iterations=epochs, epsilon=0,
+                                  all_possible_transitions=True).fit(X, y))
     return (done.result.solver_seconds / epochs,
             sum(done.solver.phase_cycles().values()) / epochs)
 

@@ -14,29 +14,16 @@ from __future__ import annotations
 import argparse
 import statistics
 
-from common import machine
+from common import fitted_run, machine
 from practitioner import load
 
 
 def ours(X, y, c1: float, c2: float, iterations: int) -> tuple[float, float]:
     """(solver seconds, evaluations) per iteration of our L-BFGS."""
-    import crfsdca.training as training
     from crfsdca import CRF
 
-    runs = []
-    original = training.run_solver
-
-    def keep(*args, **kwargs):
-        runs.append(original(*args, **kwargs))
-        return runs[-1]
-
-    training.run_solver = keep
-    try:
-        CRF(algorithm="lbfgs", c1=c1, c2=c2, max_iterations=iterations,
-            all_possible_transitions=True).fit(X, y)
-    finally:
-        training.run_solver = original
-    done = runs[0]
+    done = fitted_run(lambda: CRF(algorithm="lbfgs", c1=c1, c2=c2, max_iterations=iterations,
+                                  all_possible_transitions=True).fit(X, y))
     count = done.solver.counters()
     steps = max(count["updates"], 1)  # none if it stopped at its start
     return done.result.solver_seconds / steps, count["ls_evals"] / steps
