@@ -44,11 +44,12 @@ def crfsuite_losses(X, y, path, **params):
 
 
 @pytest.mark.parametrize("c1, linesearch", [(0.1, "MoreThuente"), (0.5, "Backtracking"),
-                                            (0.0, "Backtracking"), (0.0, "StrongBacktracking")])
+                                            (0.0, "MoreThuente"), (0.0, "Backtracking"),
+                                            (0.0, "StrongBacktracking")])
 def test_iterates_are_crfsuite_s(spanish, tmp_path, c1, linesearch):
     """The same loss after every one of 25 iterations (to CRFsuite's 6 printed decimals):
     with c1 > 0 both run OWL-QN (CRFsuite then always backtracks), else liblbfgs's
-    backtracking searches with its first step."""
+    More-Thuente or backtracking searches with its first step."""
     X, y = spanish
     theirs, _ = crfsuite_losses(X, y, tmp_path / "m", c1=c1, c2=0.1, max_iterations=25,
                                 linesearch=linesearch)

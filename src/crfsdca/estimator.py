@@ -156,8 +156,8 @@ class CRF(BaseEstimator):
     num_memories : int, default None
         ``lbfgs``: the number of (s, y) pairs (None: CRFsuite's 6).
     linesearch : str, default None
-        ``lbfgs``: ``"MoreThuente"`` (None; our strong-Wolfe search), ``"Backtracking"``,
-        ``"StrongBacktracking"``, or our names (``lbfgs_line_search``).
+        ``lbfgs``: ``"MoreThuente"`` (None), ``"Backtracking"``, ``"StrongBacktracking"``
+        (liblbfgs's searches, as CRFsuite runs them), or our names (``lbfgs_line_search``).
     max_linesearch : int, default None
         ``lbfgs``: evaluations per line search at most (None: 20).
     period : int, default None

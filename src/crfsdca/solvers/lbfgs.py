@@ -33,6 +33,7 @@ from ..model.features import is_full, pseudo_gradient
 from ..model.objective import SlotBuffers, primal_and_gradient
 from .base import Problem, Solver
 from .lbfgs_kernel import orthant_point, two_loop
+from .more_thuente import more_thuente
 from .registry import LBFGS_OPTIONS
 
 _EPS = float(np.finfo(np.float64).eps)
@@ -331,6 +332,17 @@ class LBFGS(Solver):
                 return t, f, g
         return None
 
+    def _more_thuente(self, x, f0, g0, d, t):
+        """liblbfgs's More-Thuente search (:mod:`~crfsdca.solvers.more_thuente`);
+        returns (t, f, g) or None."""
+
+        def phi(t):
+            self._counters["ls_evals"] += 1
+            f, g = self._evaluate(x + t * d)
+            return f, g, dot(g, d)
+
+        return more_thuente(phi, f0, dot(g0, d), t, self.c1, self.c2, self.max_evals)
+
     def _orthant_search(self, x, f0, pg, d, t):
         """OWL-QN's backtracking search: x(t) = x + t d projected onto the orthant of x
         (of -pg where x is 0), halving t until P(x(t)) <= P(x) + c1 pg.(x(t) - x);
@@ -357,6 +369,8 @@ class LBFGS(Solver):
             found = self._line_search(x, self.f, self.g, d, t0)
         elif self.line_search == "gradient":
             found = self._gradient_search(x, self.g, d, t0)
+        elif self.line_search == "more-thuente":
+            found = self._more_thuente(x, self.f, self.g, d, t0)
         else:
             found = self._backtracking(x, self.f, self.g, d, t0,
                                        strong=self.line_search == "strong-backtracking")

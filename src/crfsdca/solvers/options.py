@@ -63,7 +63,7 @@ class Option:
     has a prefix (one ``--store-dtype`` for several solvers). ``crfsuite`` is the name of
     the CRFsuite parameter the option is (``num_memories``), which the estimator and
     ``learn`` take, its value names translated by ``crfsuite_values``
-    (``{"MoreThuente": "wolfe"}``); ``crfsuite_default`` is the value that does what
+    (``{"MoreThuente": "more-thuente"}``); ``crfsuite_default`` is the value that does what
     CRFsuite does, the estimator's and ``learn``'s default (None: the table's).
     """
 

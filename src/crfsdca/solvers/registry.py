@@ -150,11 +150,10 @@ OEG_OPTIONS = OptionTable("oeg", [
 
 # -------------------------------------------------------------------------------- L-BFGS
 
-LBFGS_LINE_SEARCHES = {"MoreThuente": "wolfe", "Backtracking": "backtracking",
+LBFGS_LINE_SEARCHES = {"MoreThuente": "more-thuente", "Backtracking": "backtracking",
                        "StrongBacktracking": "strong-backtracking"}
-"""CRFsuite's line searches and ours: its More-Thuente search and our bracketing search
-both find a point of the strong Wolfe conditions (with the same constants); the
-backtracking searches are liblbfgs's (Armijo, then regular or strong Wolfe)."""
+"""CRFsuite's line searches and ours: each is liblbfgs's, More-Thuente's (strong Wolfe
+conditions) and the backtracking searches (Armijo, then regular or strong Wolfe)."""
 
 LBFGS_OPTIONS = OptionTable("lbfgs", [
     Option("memory", int, 20, "number of (s, y) pairs; the history takes 2*memory*d*8 bytes",
@@ -167,11 +166,13 @@ LBFGS_OPTIONS = OptionTable("lbfgs", [
     Option("gtol", float, 0.0, "stop when ||grad P||_inf is at most this", bounds="[0, inf)"),
     Option("line_search", str, "wolfe", "wolfe: strong Wolfe conditions by bracketing and "
            "cubic zoom; gradient: a search on the gradient alone (for the last digits, where "
-           "values of P are rounding noise); backtracking, strong-backtracking: liblbfgs's "
-           "(Armijo, then the regular or strong Wolfe curvature test). With an L1 term the "
-           "search is OWL-QN's orthant-projected backtracking, as in CRFsuite",
-           choices=("wolfe", "gradient", "backtracking", "strong-backtracking"),
-           crfsuite="linesearch", crfsuite_default="wolfe",
+           "values of P are rounding noise); more-thuente, backtracking, "
+           "strong-backtracking: liblbfgs's (More and Thuente's strong Wolfe search; Armijo, "
+           "then the regular or strong Wolfe curvature test). With an L1 term the search is "
+           "OWL-QN's orthant-projected backtracking, as in CRFsuite",
+           choices=("wolfe", "gradient", "more-thuente", "backtracking",
+                    "strong-backtracking"),
+           crfsuite="linesearch", crfsuite_default="more-thuente",
            crfsuite_values=LBFGS_LINE_SEARCHES),
     Option("first_step", str, "inverse-l1", "the first trial step (and after a restart): "
            "inverse-l1: min(1, 1 / ||g||_1) (minFunc's); inverse-l2: 1 / ||g||_2 (liblbfgs's, "
