@@ -29,14 +29,15 @@ def encode_for(model: Model, inst: Instances):
     return seq, labels.strings()
 
 
-def encode_text_for(model: Model, text: str):
+def encode_text_for(model: Model, text: str, numba: bool = True):
     """:func:`encode_for` of a whole data file's text, the same split straight from the
     text (:func:`~crfsdca.data.crfsuite_format.flat_items`), or None where the file needs
-    the line reader."""
+    the line reader. Without ``numba`` the split is made by numpy alone
+    (:func:`crfsdca.numpy_tagger.csr_entries`, the same arrays), so that a command that
+    only tags need not import numba."""
     from .data.crfsuite_format import flat_items
     from .data.items import _label_ids
     from .data.sequences import make_sequences
-    from .data.token_csr import token_csr
 
     flat = flat_items(text, _attribute_ids(model))
     if flat is None or not len(flat.lengths):
@@ -48,7 +49,14 @@ def encode_text_for(model: Model, text: str):
     for i, (a, b) in enumerate(zip(offsets[:-1].tolist(), offsets[1:].tolist(),
                                            strict=True)):
         label_ids[a:b] = _label_ids(flat.labels[a:b], labels, True, i)  # errors name i
-    indptr, indices, values, _ = token_csr(flat.counts, flat.attr_ids, flat.weights)
+    if numba:
+        from .data.token_csr import token_csr
+
+        indptr, indices, values, _ = token_csr(flat.counts, flat.attr_ids, flat.weights)
+    else:
+        from .numpy_tagger import csr_entries
+
+        indptr, indices, values = csr_entries(flat.counts, flat.attr_ids, flat.weights)
     return make_sequences(offsets, label_ids, indptr, indices, values), labels.strings()
 
 

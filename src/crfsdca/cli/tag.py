@@ -37,8 +37,6 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from ..data.crfsuite_format import parse_lines, read_text
-    from ..model.objective import predict
-    from ..model.oracle import sequence_marginals
     from ..model_file import load_model
     from ..tagging import encode_for, encode_text_for, evaluation_report, path_scores
 
@@ -47,16 +45,23 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     out = sys.stdout
     A, K = len(model.attributes), len(model.labels)
-    encoded = encode_text_for(model, text)
+    need_marginals = args.probability or args.marginal or args.marginal_all
+    encoded = encode_text_for(model, text, numba=need_marginals)
     if encoded is None:  # the line reader: odd lines, errors to report, no sequence
         inst = parse_lines(text.split("\n"), "<stdin>" if args.file == "-" else args.file)
         if not inst.X:
             return 0
         encoded = encode_for(model, inst)
     seq, names = encoded
-    pred = predict(model.weights, seq, A, K)
+    if need_marginals:  # numba's kernels, for the marginals anyway
+        from ..model.objective import predict
+
+        pred = predict(model.weights, seq, A, K)
+    else:  # the same labels without importing numba (0.8 s of a command's start)
+        from ..numpy_tagger import predict
+
+        pred = predict(model.layout, model.weights, seq)
     seconds = time.perf_counter() - t0
-    need_marginals = args.probability or args.marginal or args.marginal_all
     scores = path_scores(model, seq, pred) if args.probability else None
     if not args.quiet:
         lines = []
@@ -64,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
             s, e = int(seq.offsets[i]), int(seq.offsets[i + 1])
             unary = None
             if need_marginals:
+                from ..model.oracle import sequence_marginals
+
                 logz, unary, _ = sequence_marginals(model.weights, A, K, seq, i)
                 if args.probability:
                     lines.append(f"@score\t{scores[i]:f}\t{logz:f}")

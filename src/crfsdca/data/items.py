@@ -29,7 +29,6 @@ from typing import NamedTuple
 import numpy as np
 
 from .sequences import Sequences, make_sequences
-from .token_csr import token_csr
 
 
 def _text(key, where: str) -> str:
@@ -192,6 +191,8 @@ def _encode(X, y, attributes, labels, grow, grow_labels, digests) -> Encoded:
     if len(bad):
         _refuse_weight(int(bad[0]), np.repeat(np.arange(n_tokens, dtype=np.int64), counts),
                        offsets, attr_ids, weights, attributes.ids)
+    from .token_csr import token_csr  # numba: not for a reader of labels (crfsdca tag)
+
     indptr, indices, values, zeros = token_csr(counts, attr_ids, weights)
     digest_list = [] if not digests else [  # every item is known good by now
         sequence_digest([item_attributes(item) for item in xseq],
