@@ -55,7 +55,7 @@ def test_the_numpy_split_and_labels_are_the_kernels(case):
 
 
 def test_tagging_a_file_does_not_import_numba(tmp_path):
-    """The plain command (labels, -r, -t aside) runs in numpy; -i asks for marginals,
+    """The plain command and its evaluation (-t) run in numpy; -i asks for marginals,
     which numba computes, and gives the same labels."""
     from crfsdca import CRF
 
@@ -75,6 +75,8 @@ def test_tagging_a_file_does_not_import_numba(tmp_path):
 
     plain, imported = tag()
     assert plain == "A\nB\n\nB\n\n" and imported == "False"
+    report, imported = tag("-t", "-q")  # the evaluation too (conlleval's chunks in numpy)
+    assert "Item accuracy: 3 / 3" in report and imported == "False"
     marginals, imported = tag("-i")
     assert imported == "True"
     assert [line.split(":")[0] for line in marginals.splitlines()] == plain.splitlines()
