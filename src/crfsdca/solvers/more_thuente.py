@@ -10,7 +10,8 @@ each trial from cubic and quadratic interpolants of its ends. Written from the p
 with every choice liblbfgs makes (its trial cases, the 0.66 safeguard, the bisection
 when the interval does not shrink by a third, the error exits and the order of their
 tests, xtol = 1e-16, steps in [1e-20, 1e20]) and its arithmetic in the same order, so
-that ``CRF(algorithm="lbfgs")`` without an L1 term takes CRFsuite's steps.
+that ``CRF(algorithm="lbfgs")`` without an L1 term takes CRFsuite's steps (liblbfgs is
+Naoaki Okazaki's C library, MIT-licensed, which CRFsuite and python-crfsuite ship).
 
 Where liblbfgs has no answer (a trial at which f or f' is not finite) the step is
 halved towards the best one, which liblbfgs would not do.
