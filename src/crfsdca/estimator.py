@@ -89,7 +89,7 @@ class CRF(BaseEstimator):
         Stop when the certified relative sub-optimality is at most this: the relative
         duality gap ``(P(w) - D) / P(w)`` for ``sdca`` and ``oeg`` (the gap estimate
         triggers, one full pass confirms), ``||grad P(w)||^2 / (2 lambda P(w))`` for
-        ``sag-nus``, ``sag-nus-star`` and ``l2sgd``, tested every epoch; None: 1e-4
+        ``sag-nus``, ``sag-nus-star`` and ``l2sgd``, tested every epoch; None: 3e-4
         (``crfsdca.learner.DEFAULT_EPSILON``); 0: run the whole budget. For ``lbfgs``,
         ``ap``, ``pa`` and ``arow`` it is CRFsuite's ``epsilon`` instead, the solver's own
         test (None: CRFsuite's default; 0: never).
@@ -225,7 +225,7 @@ class CRF(BaseEstimator):
     >>> crf = CRF(c2=0.1).fit(X, y)
     >>> crf.predict([[{"w": "the"}, {"w": "dog"}]])
     [['D', 'N']]
-    >>> print(crf.training_log_.last_iteration["relative_gap"] <= 1e-4)
+    >>> print(crf.training_log_.last_iteration["relative_gap"] <= 3e-4)
     True
     """
 
