@@ -15,13 +15,13 @@ from __future__ import annotations
 import numpy as np
 
 
-def _add_by_rank(out: np.ndarray, groups: np.ndarray, starts: np.ndarray, sizes: np.ndarray,
-                 terms: np.ndarray) -> None:
-    """out[g] += terms[starts[g] + r] for r = 0, 1, ... in turn (sequential sums in order,
-    as a loop adds them, for every group at once)."""
+def _add_in_order(out: np.ndarray, rows: np.ndarray, starts: np.ndarray,
+                  sizes: np.ndarray, term) -> None:
+    """out[rows[g]] += term(starts[g] + r) for r = 0 .. sizes[g] - 1 in turn: a loop's
+    sequential sums, in its order, for every group at once (``rows`` distinct)."""
     for r in range(int(sizes.max(initial=0))):
-        has = groups[sizes > r]
-        out[has] += terms[starts[has] + r]
+        has = sizes > r
+        out[rows[has]] += term(starts[has] + r)
 
 
 def csr_entries(counts: np.ndarray, ids: np.ndarray, weights: np.ndarray):
@@ -30,28 +30,25 @@ def csr_entries(counts: np.ndarray, ids: np.ndarray, weights: np.ndarray):
     n_tokens = len(counts)
     tok = np.repeat(np.arange(n_tokens, dtype=np.int64), counts)
     keep = ids >= 0
-    tok, ids, weights = tok[keep], ids[keep], weights[keep]
     # by token, then id, repeats in the order given (stable); one int64 key sorts 10x
     # faster than np.lexsort's two (ids < 2^31: int32 in the split)
-    order = np.argsort((tok << 32) + ids, kind="stable")
-    tok, ids, weights = tok[order], ids[order], weights[order]
-    first = np.ones(len(ids), dtype=bool)
-    first[1:] = (tok[1:] != tok[:-1]) | (ids[1:] != ids[:-1])
+    key = (tok[keep] << 32) + ids[keep]
+    order = np.argsort(key, kind="stable")
+    key, weights = key[order], weights[keep][order]
+    first = np.ones(len(key), dtype=bool)
+    first[1:] = key[1:] != key[:-1]
     starts = np.flatnonzero(first)
-    sizes = np.diff(np.append(starts, len(ids)))
-    values = weights[starts].copy()
+    sizes = np.diff(np.append(starts, len(key)))
+    values = weights[starts]
     repeated = np.flatnonzero(sizes > 1)
-    if len(repeated):
-        values_rep = values[repeated]
-        _add_by_rank(values_rep, np.arange(len(repeated)), starts[repeated] + 1,
-                     sizes[repeated] - 1, weights)
-        values[repeated] = values_rep
-    tok, ids = tok[starts], ids[starts]
+    _add_in_order(values, repeated, starts[repeated] + 1, sizes[repeated] - 1,
+                  weights.__getitem__)
+    key = key[starts]
     nonzero = values != 0.0
-    tok, ids, values = tok[nonzero], ids[nonzero], values[nonzero]
+    key, values = key[nonzero], values[nonzero]
     indptr = np.zeros(n_tokens + 1, dtype=np.int64)
-    np.cumsum(np.bincount(tok, minlength=n_tokens), out=indptr[1:])
-    return indptr, ids.astype(np.int32), values
+    np.cumsum(np.bincount(key >> 32, minlength=n_tokens), out=indptr[1:])
+    return indptr, (key & 0xFFFFFFFF).astype(np.int32), values
 
 
 def token_scores(layout, w: np.ndarray, offsets: np.ndarray, indptr: np.ndarray,
@@ -64,11 +61,8 @@ def token_scores(layout, w: np.ndarray, offsets: np.ndarray, indptr: np.ndarray,
     out = np.repeat(B[None, :, 0], n_tokens, axis=0)
     out[offsets[:-1]] += B[:, 1]
     out[offsets[1:] - 1] += B[:, 2]
-    sizes = np.diff(indptr)
-    for r in range(int(sizes.max(initial=0))):
-        has = np.flatnonzero(sizes > r)
-        j = indptr[has] + r
-        out[has] += values[j, None] * E[indices[j]]
+    _add_in_order(out, np.arange(n_tokens), indptr[:-1], np.diff(indptr),
+                  lambda j: values[j, None] * E[indices[j]])
     return out
 
 

@@ -29,15 +29,15 @@ def encode_for(model: Model, inst: Instances):
     return seq, labels.strings()
 
 
-def encode_text_for(model: Model, text: str, numba: bool = True):
+def encode_text_for(model: Model, text: str):
     """:func:`encode_for` of a whole data file's text, the same split straight from the
     text (:func:`~crfsdca.data.crfsuite_format.flat_items`), or None where the file needs
-    the line reader. Without ``numba`` the split is made by numpy alone
-    (:func:`crfsdca.numpy_tagger.csr_entries`, the same arrays), so that a command that
-    only tags need not import numba."""
+    the line reader. numpy alone (:func:`crfsdca.numpy_tagger.csr_entries` makes the
+    split's arrays), so that a command that only tags need not import numba."""
     from .data.crfsuite_format import flat_items
     from .data.items import _label_ids
     from .data.sequences import make_sequences
+    from .numpy_tagger import csr_entries
 
     flat = flat_items(text, _attribute_ids(model))
     if flat is None or not len(flat.lengths):
@@ -49,14 +49,7 @@ def encode_text_for(model: Model, text: str, numba: bool = True):
     for i, (a, b) in enumerate(zip(offsets[:-1].tolist(), offsets[1:].tolist(),
                                            strict=True)):
         label_ids[a:b] = _label_ids(flat.labels[a:b], labels, True, i)  # errors name i
-    if numba:
-        from .data.token_csr import token_csr
-
-        indptr, indices, values, _ = token_csr(flat.counts, flat.attr_ids, flat.weights)
-    else:
-        from .numpy_tagger import csr_entries
-
-        indptr, indices, values = csr_entries(flat.counts, flat.attr_ids, flat.weights)
+    indptr, indices, values = csr_entries(flat.counts, flat.attr_ids, flat.weights)
     return make_sequences(offsets, label_ids, indptr, indices, values), labels.strings()
 
 

@@ -38,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ..data.crfsuite_format import parse_lines, read_text
     from ..model_file import load_model
+    from ..numpy_tagger import predict
     from ..tagging import encode_for, encode_text_for, evaluation_report, path_scores
 
     model = load_model(args.model)
@@ -46,21 +47,14 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stdout
     A, K = len(model.attributes), len(model.labels)
     need_marginals = args.probability or args.marginal or args.marginal_all
-    encoded = encode_text_for(model, text, numba=need_marginals)
+    encoded = encode_text_for(model, text)
     if encoded is None:  # the line reader: odd lines, errors to report, no sequence
         inst = parse_lines(text.split("\n"), "<stdin>" if args.file == "-" else args.file)
         if not inst.X:
             return 0
         encoded = encode_for(model, inst)
     seq, names = encoded
-    if need_marginals:  # numba's kernels, for the marginals anyway
-        from ..model.objective import predict
-
-        pred = predict(model.weights, seq, A, K)
-    else:  # the same labels without importing numba (0.8 s of a command's start)
-        from ..numpy_tagger import predict
-
-        pred = predict(model.layout, model.weights, seq)
+    pred = predict(model.layout, model.weights, seq)  # numba's labels, without numba
     seconds = time.perf_counter() - t0
     scores = path_scores(model, seq, pred) if args.probability else None
     if not args.quiet:
@@ -68,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         for i in range(seq.n_sequences):
             s, e = int(seq.offsets[i]), int(seq.offsets[i + 1])
             unary = None
-            if need_marginals:
+            if need_marginals:  # numba's kernels (0.8 s of a command's start)
                 from ..model.oracle import sequence_marginals
 
                 logz, unary, _ = sequence_marginals(model.weights, A, K, seq, i)
