@@ -37,7 +37,7 @@ def inner_problem_gap(p, s):
             + 0.5 * c.kappa * (w_mu - c.center) @ (w_mu - c.center))
     ent = sequence_entropies(mu_u, mu_p, p.n_labels, p.train.offsets, np.empty(p.n))
     d_inner = ent.mean() - (u @ w_mu - g_in)
-    w = np.asarray(s.weights())
+    w = np.asarray(s.state.w)  # the inner iterate (weights() is x_k at a round's end)
     p_inner = P(p, w) + 0.5 * c.kappa * (w - c.center) @ (w - c.center)
     return p_inner - d_inner, w_mu
 
@@ -79,9 +79,9 @@ def test_sdca_runs_the_inner_problem_exactly(l1):
     for _ in range(7):
         s.run(p.n // 3 + 2)
         gap, w_mu = inner_problem_gap(p, s)
-        np.testing.assert_allclose(s.weights(), w_mu, atol=1e-12)
+        np.testing.assert_allclose(s.state.w, w_mu, atol=1e-12)
         mu_u, mu_p = s.marginals
-        gaps = block_gaps(np.asarray(s.weights()), mu_u, mu_p, p.train, p.n_attributes,
+        gaps = block_gaps(np.asarray(s.state.w), mu_u, mu_p, p.train, p.n_attributes,
                           p.n_labels)
         assert gap == pytest.approx(gaps.mean(), rel=1e-9, abs=1e-12)
 
@@ -136,21 +136,44 @@ def test_a_continued_run_restarts_at_the_weights_it_ended_at(l1):
 
 @pytest.mark.parametrize("l1", [0.0, 0.03])
 def test_every_round_starts_with_fresh_gaps_and_knows_its_objective(l1):
-    """A round ends with a refresh of every stored gap at the new center, so the solver
-    knows P(w) there (the dual plus the mean block gap) and the monitor needs no pass."""
+    """A round ends with a refresh of every stored gap at its solution x_k and again at
+    the new center's w: the solver knows P at both (the dual plus the mean block gap),
+    offers the better one, and the monitor needs no pass."""
     p = l1_problem(l1=l1, masked=True)
     s = make_solver("sdca", p, seed=7, catalyst=3.0)
     s.run(p.n // 2)
     assert s.objective() is None  # inside a round: the stored gaps are stale
     s.run(p.n - p.n // 2)
     assert s.catalyst.rounds == 1
+    x_k, moved = np.array(s.catalyst.previous), np.array(s.state.w)
+    best = min(P(p, x_k), P(p, moved))
+    assert P(p, moved) > P(p, x_k)  # the extrapolated point, early: far worse
     assert s.objective() == pytest.approx(P(p, s.weights()), rel=1e-10, abs=1e-13)
-    mu_u, mu_p = s.marginals
-    gaps = block_gaps(np.asarray(s.weights()), mu_u, mu_p, p.train, p.n_attributes,
-                      p.n_labels)
+    assert s.objective() == pytest.approx(best, rel=1e-10, abs=1e-13)
+    assert s.gap_estimate() == pytest.approx(s.objective() - s.dual(), rel=1e-10, abs=1e-13)
+    assert s.gap_estimate_floor() == s.gap_estimate()
+    mu_u, mu_p = s.marginals  # the new round samples by the gaps at the moved w
+    gaps = block_gaps(moved, mu_u, mu_p, p.train, p.n_attributes, p.n_labels)
     np.testing.assert_allclose(s.sampler.gaps, np.maximum(gaps, 0.0), rtol=1e-9, atol=1e-13)
     s.run(3)
     assert s.objective() is None
+    np.testing.assert_array_equal(s.weights(), s.state.w)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), ratio=st.floats(0.5, 30.0),
+       l1=st.sampled_from([0.0, 0.01, 0.1]), rounds=st.integers(1, 6))
+def test_a_round_offers_the_better_of_its_two_certified_points(seed, ratio, l1, rounds):
+    """At a round's end, weights() is x_k or the moved w, whichever has the lower primal,
+    and its certificate P - D is exact."""
+    p = l1_problem(l1=l1, seed=seed % 50, n=12)
+    s = make_solver("sdca", p, seed=seed, catalyst=ratio)
+    s.run(rounds * p.n)
+    values = [P(p, np.array(s.catalyst.previous)), P(p, np.array(s.state.w))]
+    assert P(p, s.weights()) == pytest.approx(min(values), rel=1e-10, abs=1e-13)
+    assert s.gap_estimate() == pytest.approx(P(p, s.weights()) - s.dual(), rel=1e-8,
+                                             abs=1e-12)
+    assert s.gap_estimate() >= -1e-12
 
 
 def test_the_floor_sets_kappa_where_lambda_n_is_small():

@@ -213,15 +213,39 @@ class SDCA(Solver):
             self._run_lanes(chunk)
             self._steps += chunk
             remaining -= chunk
-            if self._steps >= self._next_round:  # a new round starts with fresh gaps
-                self.catalyst.next_round(self.state.v, self.state.w)
-                self.refresh_gaps()
-                self.resync()
-                self._fresh_at = self._steps
-                self._next_round += p.n
+            if self._steps >= self._next_round:
+                self._end_round()
             if self._steps >= self._next_refresh:
                 self.refresh_gaps()
                 self._next_refresh += self.refresh_every * p.n
+
+    def _end_round(self) -> None:
+        """End a Catalyst round: its solution x_k (the inner problem's iterate) and the
+        point w moves to with the extrapolated center are both certified, each by the
+        stored gaps refreshed at it (a scores-and-forward pass): P(.) - D(mu) exactly, with
+        the same mu. Until the next step, ``weights()`` is the better of the two, x_k
+        almost always (from the first rounds, where the moved w's primal is many times
+        x_k's, to the last); the new round starts from the moved w with its gaps, as
+        Catalyst's loop runs without this check, so the iterates are the same."""
+        self.refresh_gaps()
+        self.resync()
+        x_gap = self.catalyst.gap_estimate(self._mean_stored_gap(), self.state.v,
+                                           self.state.w)
+        self.catalyst.next_round(self.state.v, self.state.w)
+        self.refresh_gaps()
+        self.resync()
+        w_gap = self.catalyst.gap_estimate(self._mean_stored_gap(), self.state.v,
+                                           self.state.w)
+        self._round_gap = min(x_gap, w_gap)
+        self._round_point = self.catalyst.previous if x_gap <= w_gap else self.state.w
+        self._fresh_at = self._steps
+        self._next_round += self.problem.n
+
+    def _at_round_end(self) -> bool:
+        return self.catalyst is not None and self._fresh_at == self._steps
+
+    def _mean_stored_gap(self) -> float:
+        return float(sum(lane.sampler.gaps.sum() for lane in self.lanes) / self.problem.n)
 
     def _run_lanes(self, n_steps: int) -> None:
         """n_steps iterations, shared by the lanes as the sampler would share them with
@@ -266,16 +290,17 @@ class SDCA(Solver):
             for lane in self.lanes])
 
     def objective(self) -> float | None:
-        """P(w) when every stored gap is fresh (Catalyst's rounds start so, and end at the
-        monitor's epochs): the dual plus the exact gap, the mean of the block gaps (then
-        no full pass is needed to certify the round)."""
-        if self.catalyst is None or self._fresh_at != self._steps:
+        """P at ``weights()`` at the end of a Catalyst round (at the monitor's epochs), where
+        the refreshed gaps certify it exactly: the dual plus that gap (then no full pass is
+        needed to certify the round)."""
+        if not self._at_round_end():
             return None
-        return self.dual() + self.gap_estimate()
+        return self.dual() + self._round_gap
 
     # -- reading ---------------------------------------------------------------------------
     def weights(self) -> np.ndarray:
-        return self.state.w
+        """w, or at the end of a Catalyst round its solution x_k (:meth:`_end_round`)."""
+        return self._round_point if self._at_round_end() else self.state.w
 
     def _counters(self) -> np.ndarray:
         return sum(lane.state.counters for lane in self.lanes)
@@ -315,18 +340,21 @@ class SDCA(Solver):
 
         Maintained in O(1) per step by the kernel and re-anchored here in O(n): the
         running sum starts at 100 n and falls to about n * 1e-12, so the updates alone
-        would leave an absolute error of about 1e-12 in the mean.
+        would leave an absolute error of about 1e-12 in the mean. At the end of a Catalyst
+        round, the exact gap of ``weights()``.
         """
-        inner = self.gap_estimate_floor()
+        if self._at_round_end():
+            return self._round_gap
+        inner = self._mean_stored_gap()
         if self.catalyst is not None:  # the original problem's, from the inner one's
             return self.catalyst.gap_estimate(inner, self.state.v, self.state.w)
         return inner
 
     def gap_estimate_floor(self) -> float:
         """The mean of the stored block gaps (O(n)): the estimate itself, or with
-        Catalyst the inner problem's part of it, to which an O(d) pass adds the rest."""
-        total = sum(lane.sampler.gaps.sum() for lane in self.lanes)
-        return float(total / self.problem.n)
+        Catalyst the inner problem's part of it, to which an O(d) pass adds the rest (at
+        a round's end, the round's exact gap)."""
+        return self._round_gap if self._at_round_end() else self._mean_stored_gap()
 
     @property
     def marginals(self) -> tuple[np.ndarray, np.ndarray]:
