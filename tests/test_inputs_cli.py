@@ -101,3 +101,21 @@ def test_learn_terminated_keeps_a_complete_model_and_exits_143(tmp_path):
     assert m.training["status"] == "terminated"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporaries
     json.dumps(m.options)
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], [], ["nope"]])
+def test_the_listing_imports_no_command(argv):
+    """``crfsdca --help``, ``--version`` and a usage error read the commands' help lines,
+    not their modules (which bring numba, h5py and the solvers)."""
+    probe = ("import sys; from crfsdca.cli import main; code = main(sys.argv[1:]); "
+             "print(sorted(m for m in sys.modules if m.startswith('crfsdca.cli.') "
+             "or m == 'numba'), file=sys.stderr); sys.exit(code)")
+    done = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True,
+                          text=True)
+    assert done.returncode == (0 if argv[:1] in (["--help"], ["--version"]) else 2)
+    assert done.stderr.strip().splitlines()[-1] == "[]"
+    if argv == ["--help"]:
+        from crfsdca.cli import COMMANDS
+
+        for name, help_line in COMMANDS.items():
+            assert f"  {name}" in done.stdout and help_line.split()[0] in done.stdout

@@ -14,8 +14,6 @@ import numpy as np
 
 from .arguments import COUNT, NON_NEGATIVE, POSITIVE
 
-HELP = "train CRFsuite's L-BFGS on the same objective, traced like train"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", required=True, type=Path, help="featurized dataset (.h5)")

@@ -8,8 +8,6 @@ from pathlib import Path
 from ..errors import ConfigError
 from . import log
 
-HELP = "fetch a raw file and verify it"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--url", required=True, help="address to fetch")

@@ -6,8 +6,6 @@ import argparse
 import json
 import sys
 
-HELP = "print a model in plain text (CRFsuite's `crfsuite dump`)"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", metavar="MODEL", help="model file")

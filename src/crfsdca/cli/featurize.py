@@ -10,8 +10,6 @@ from pathlib import Path
 from ..errors import ConfigError
 from . import log
 
-HELP = "raw dataset -> featurized HDF5 file"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dataset", help="dataset name (a key of the config's 'datasets')")

@@ -15,8 +15,6 @@ import sys
 
 from ..errors import ConfigError, CrfsdcaError
 
-HELP = "train a CRF on CRFsuite-format files (CRFsuite's `crfsuite learn`), by SDCA"
-
 PARAMETERS = {
     "c1": ("c1", float), "c2": ("c2", float), "max_iterations": ("max_iterations", int),
     "epsilon": ("epsilon", float), "feature.minfreq": ("min_freq", float),

@@ -19,8 +19,6 @@ from ..optimum import METHODS
 from . import log
 from .arguments import COUNT, NON_NEGATIVE_INT, POSITIVE
 
-HELP = "reference optimum P* by a long L-BFGS run"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", required=True, type=Path, help="featurized dataset (.h5)")

@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import argparse
 
-HELP = ("compile the kernels into numba's cache now (a container image, cluster workers; "
-        "the wheel ships them)")
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",

@@ -23,8 +23,6 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..report import catalog
 
-HELP = "figures, tables and report.md from run traces"
-
 FIGURE_NAMES = tuple(catalog.FIGURES)
 TABLE_NAMES = tuple(catalog.TABLES)
 

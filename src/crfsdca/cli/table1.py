@@ -7,8 +7,6 @@ from pathlib import Path
 
 from . import log
 
-HELP = "Table 1 (dataset sizes) from featurized files"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("inputs", nargs="+", type=Path, help="featurized dataset files (.h5)")

@@ -13,8 +13,6 @@ import argparse
 import math
 import sys
 
-HELP = "tag CRFsuite-format data with a model (CRFsuite's `crfsuite tag`); -t evaluates"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", nargs="?", default="-", metavar="FILE",

@@ -10,8 +10,6 @@ from pathlib import Path
 from ..errors import ConfigError
 from .arguments import COUNT, NON_NEGATIVE, NON_NEGATIVE_INT, POSITIVE
 
-HELP = "train a CRF with one solver; write trace, weights and metadata"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from ..solvers.registry import SOLVERS
