@@ -198,7 +198,8 @@ class SDCA(Solver):
         self.resync()
         self._steps = 0
         self._next_refresh = self.refresh_every * n if self.refresh_every > 0 else np.inf
-        self._fresh_at = -1  # the step count at which every stored gap was last fresh
+        self._round_end_at = -1  # the step count at which a Catalyst round last ended
+        self._round_gap, self._round_point = None, None  # that round's certified point
         self._next_round = n if self.catalyst is not None else np.inf  # a round: an epoch
         self._last = np.zeros(N_COUNTERS, dtype=np.int64)
         self._last_step_sum = 0.0
@@ -227,22 +228,24 @@ class SDCA(Solver):
         almost always (from the first rounds, where the moved w's primal is many times
         x_k's, to the last); the new round starts from the moved w with its gaps, as
         Catalyst's loop runs without this check, so the iterates are the same."""
-        self.refresh_gaps()
-        self.resync()
-        x_gap = self.catalyst.gap_estimate(self._mean_stored_gap(), self.state.v,
-                                           self.state.w)
+        x_gap = self._refreshed_gap()
         self.catalyst.next_round(self.state.v, self.state.w)
-        self.refresh_gaps()
-        self.resync()
-        w_gap = self.catalyst.gap_estimate(self._mean_stored_gap(), self.state.v,
-                                           self.state.w)
+        w_gap = self._refreshed_gap()
         self._round_gap = min(x_gap, w_gap)
         self._round_point = self.catalyst.previous if x_gap <= w_gap else self.state.w
-        self._fresh_at = self._steps
+        self._round_end_at = self._steps
         self._next_round += self.problem.n
 
+    def _refreshed_gap(self) -> float:
+        """P(w) - D(mu) of the original problem at the current w, exactly: every stored
+        gap refreshed there (n scores-and-forward passes), the inner mean plus the O(d)
+        rest."""
+        self.refresh_gaps()
+        self.resync()
+        return self.catalyst.gap_estimate(self._mean_stored_gap(), self.state.v, self.state.w)
+
     def _at_round_end(self) -> bool:
-        return self.catalyst is not None and self._fresh_at == self._steps
+        return self.catalyst is not None and self._round_end_at == self._steps
 
     def _mean_stored_gap(self) -> float:
         return float(sum(lane.sampler.gaps.sum() for lane in self.lanes) / self.problem.n)
@@ -299,7 +302,8 @@ class SDCA(Solver):
 
     # -- reading ---------------------------------------------------------------------------
     def weights(self) -> np.ndarray:
-        """w, or at the end of a Catalyst round its solution x_k (:meth:`_end_round`)."""
+        """w, or at the end of a Catalyst round the better of its solution x_k and the
+        moved w (:meth:`_end_round`)."""
         return self._round_point if self._at_round_end() else self.state.w
 
     def _counters(self) -> np.ndarray:
