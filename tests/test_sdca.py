@@ -180,6 +180,63 @@ def test_fresh_gaps_are_the_divergences_of_the_joints(store_dtype):
                                                   else 1e-6)
 
 
+def test_refreshed_gaps_hold_where_the_scaled_forward_pass_gives_up():
+    """A refresh takes log Z from the forward pass alone; with transition weights of
+    -1000 but on one pair and every token pushed to label 0, the scaled recursion's
+    factors underflow (checked) and log Z comes from the log-space recursion: the gaps
+    are still KL(joint of mu_i || p(. | x_i; w)), by brute force."""
+    from bruteforce import features, labelings
+
+    from crfsdca.model.oracle import (
+        NO_LABELS,
+        _forward,
+        forward_logz,
+        make_workspace,
+        transition_offset,
+        transition_potentials,
+        unary_scores,
+    )
+    from crfsdca.solvers.index import sequence_index
+
+    p = small_problem(n=10, max_len=5)
+    K, A = p.n_labels, p.n_attributes
+    s = SDCA(p, sampler="uniform", seed=4)
+    s.run(2 * p.n)
+    w = s.state.w
+    w[:A * K].reshape(A, K)[:, 0] += 1000.0
+    ow = transition_offset(A, K)
+    w[ow:ow + K * K] = -1000.0
+    w[ow + K * K - 1] = 0.0
+    s.refresh_gaps()
+    mu_u, mu_p = (np.asarray(m, dtype=np.float64) for m in s.marginals)
+    for i in range(p.n):
+        a, b = p.train.offsets[i], p.train.offsets[i + 1]
+        T = b - a
+        ys = labelings(T, K)
+        scores = np.array([features(p.train, i, y, A, K) for y in ys]) @ w
+        log_q = scores - np.logaddexp.reduce(scores)
+        un = mu_u[a * K:b * K].reshape(T, K)
+        pa = mu_p[(a - i) * K * K:(b - i - 1) * K * K].reshape(T - 1, K, K)
+        alpha = np.array([(np.prod([pa[t, y[t], y[t + 1]] for t in range(T - 1)])
+                           / np.prod([un[t, y[t]] for t in range(1, T - 1)])) if T > 1
+                          else un[0, y[0]] for y in ys])
+        expected = float((alpha * (np.log(alpha) - log_q)).sum())
+        assert s.sampler.gaps[i] == pytest.approx(expected, rel=1e-9)
+    # the scaled forward pass did give up on the longer sequences (NaN), not only on paper
+    ws = make_workspace(int(np.diff(p.train.offsets).max()), K)
+    index = sequence_index(p.train, A)
+    tmax = transition_potentials(w[ow:ow + K * K].copy(), 0, K, ws.trans)
+    gave_up = 0
+    for i in range(p.n):
+        T = p.train.offsets[i + 1] - p.train.offsets[i]
+        unary_scores(w, A, K, index, i, ws.scores)
+        logz = forward_logz(ws, T, K, tmax, w, ow)
+        assert np.isfinite(logz)
+        gave_up += np.isnan(_forward(ws.scores, T, K, ws.trans, tmax, ws.emit, ws.alpha,
+                                     ws.scale, 0.0, NO_LABELS, 0))
+    assert gave_up > 0
+
+
 @pytest.mark.parametrize("scheme", ["uniform", "importance", "gap", "gap-importance", "max"])
 @pytest.mark.parametrize("theta", [0.0, 0.5, 1.0])
 def test_sampler_frequencies_match_probabilities(scheme, theta):

@@ -40,6 +40,7 @@ from ..model.oracle import (
     NO_LABELS,
     Workspace,
     chain_marginals,
+    forward_logz,
     sum_products,
     transition_offset,
     transition_potentials,
@@ -153,12 +154,21 @@ def _first_pass(mu_unary, u0, mu_pair, p0, nu_unary, nu_pair, T, K, delta_sum, s
     KK = K * K
     for j in range(KK):
         delta_sum[j] = 0.0
-    score = sum_products(mu_unary, u0, scores, 0, T * K)
+    score = _expected_score(mu_unary, u0, mu_pair, p0, scores, tw, ow, T, K)
     if T > 1:
-        score += _pair_scores(mu_pair, p0, T - 1, KK, tw, ow)
         _to_delta(mu_pair, p0, nu_pair, (T - 1) * KK, delta_sum, KK)
     _to_delta(mu_unary, u0, nu_unary, T * K, delta_sum, 0)
     return max(logz - score - entropy, 0.0)
+
+
+@njit(inline="always", **NJIT)
+def _expected_score(mu_unary, u0, mu_pair, p0, scores, tw, ow, T, K):
+    """E_mu[score] of a block: its unary marginals against ``scores``, its pairwise
+    tables against the transition log-potentials ``tw[ow:]``."""
+    score = sum_products(mu_unary, u0, scores, 0, T * K)
+    if T > 1:
+        score += _pair_scores(mu_pair, p0, T - 1, K * K, tw, ow)
+    return score
 
 
 @njit(**NJIT)
@@ -567,7 +577,9 @@ def sdca_run_lanes(me, quota, samplers, members, member_starts, busy, lane_locks
 
 @njit(**NJIT)
 def refresh_gaps(w, n_attr, K, idx, st, buf, sampler, members):
-    """Recompute the stored gap of the sequences ``members`` (``sampler``'s) at w."""
+    """Recompute the stored gap of the sequences ``members`` (``sampler``'s) at w: the
+    Fenchel-Young identity of :func:`_first_pass` needs log Z alone, one forward pass
+    (the step's oracle also needs the marginals)."""
     tmax = _read_transitions(w, n_attr, K, buf)
     total = 0.0
     for j in range(len(members)):
@@ -575,9 +587,10 @@ def refresh_gaps(w, n_attr, K, idx, st, buf, sampler, members):
         start = idx.offsets[i]
         T = idx.offsets[i + 1] - start
         unary_scores(w, n_attr, K, idx, i, buf.ws.scores)
-        logz = _chain(buf, T, K, tmax)
-        gap = _gap(st, buf, i, start * K, (start - i) * K * K, T, K, logz)
-        record_gap(sampler, j, gap)
+        logz = forward_logz(buf.ws, T, K, tmax, buf.w_trans, 0)
+        score = _expected_score(st.mu_unary, start * K, st.mu_pair, (start - i) * K * K,
+                                buf.ws.scores, buf.w_trans, 0, T, K)
+        record_gap(sampler, j, max(logz - score - st.entropies[i], 0.0))
         total += sampler.gaps[j]
     st.counters[ORACLE] += len(members)
     st.scalars[SUM_GAPS] = total
