@@ -155,6 +155,18 @@ def test_refresh_recomputes_every_gap():
     assert s.counters()["oracle_fb"] == 3 * p.n
 
 
+def joint_of_marginals(mu_u, mu_p, offsets, i, K, ys):
+    """The probabilities of the labelings ``ys`` of sequence i under the chain joint that
+    its stored unary and pairwise marginals represent."""
+    a, b = offsets[i], offsets[i + 1]
+    T = b - a
+    un = mu_u[a * K:b * K].reshape(T, K)
+    pa = mu_p[(a - i) * K * K:(b - i - 1) * K * K].reshape(T - 1, K, K)
+    return np.array([(np.prod([pa[t, y[t], y[t + 1]] for t in range(T - 1)])
+                      / np.prod([un[t, y[t]] for t in range(1, T - 1)])) if T > 1
+                     else un[0, y[0]] for y in ys])
+
+
 @pytest.mark.parametrize("store_dtype", ["float64", "float32"])
 def test_fresh_gaps_are_the_divergences_of_the_joints(store_dtype):
     """The step's gap (log Z - E_mu[score] - H~(mu), no log of nu) against brute force: the
@@ -167,14 +179,8 @@ def test_fresh_gaps_are_the_divergences_of_the_joints(store_dtype):
     mu_u, mu_p = (np.asarray(m, dtype=np.float64) for m in s.marginals)
     K = p.n_labels
     for i in range(p.n):
-        a, b = p.train.offsets[i], p.train.offsets[i + 1]
-        T = b - a
         ys, _, q, _ = joint(s.weights(), p.train, i, p.n_attributes, K)
-        un = mu_u[a * K:b * K].reshape(T, K)
-        pa = mu_p[(a - i) * K * K:(b - i - 1) * K * K].reshape(T - 1, K, K)
-        alpha = np.array([(np.prod([pa[t, y[t], y[t + 1]] for t in range(T - 1)])
-                           / np.prod([un[t, y[t]] for t in range(1, T - 1)])) if T > 1
-                          else un[0, y[0]] for y in ys])
+        alpha = joint_of_marginals(mu_u, mu_p, p.train.offsets, i, K, ys)
         assert s.sampler.gaps[i] == pytest.approx(max(kl(alpha, q), 0.0), rel=1e-6,
                                                   abs=1e-12 if store_dtype == "float64"
                                                   else 1e-6)
@@ -210,22 +216,16 @@ def test_refreshed_gaps_hold_where_the_scaled_forward_pass_gives_up():
     s.refresh_gaps()
     mu_u, mu_p = (np.asarray(m, dtype=np.float64) for m in s.marginals)
     for i in range(p.n):
-        a, b = p.train.offsets[i], p.train.offsets[i + 1]
-        T = b - a
-        ys = labelings(T, K)
+        ys = labelings(int(p.train.offsets[i + 1] - p.train.offsets[i]), K)
         scores = np.array([features(p.train, i, y, A, K) for y in ys]) @ w
         log_q = scores - np.logaddexp.reduce(scores)
-        un = mu_u[a * K:b * K].reshape(T, K)
-        pa = mu_p[(a - i) * K * K:(b - i - 1) * K * K].reshape(T - 1, K, K)
-        alpha = np.array([(np.prod([pa[t, y[t], y[t + 1]] for t in range(T - 1)])
-                           / np.prod([un[t, y[t]] for t in range(1, T - 1)])) if T > 1
-                          else un[0, y[0]] for y in ys])
+        alpha = joint_of_marginals(mu_u, mu_p, p.train.offsets, i, K, ys)
         expected = float((alpha * (np.log(alpha) - log_q)).sum())
         assert s.sampler.gaps[i] == pytest.approx(expected, rel=1e-9)
     # the scaled forward pass did give up on the longer sequences (NaN), not only on paper
     ws = make_workspace(int(np.diff(p.train.offsets).max()), K)
     index = sequence_index(p.train, A)
-    tmax = transition_potentials(w[ow:ow + K * K].copy(), 0, K, ws.trans)
+    tmax = transition_potentials(w, ow, K, ws.trans)
     gave_up = 0
     for i in range(p.n):
         T = p.train.offsets[i + 1] - p.train.offsets[i]

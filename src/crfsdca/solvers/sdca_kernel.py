@@ -154,21 +154,22 @@ def _first_pass(mu_unary, u0, mu_pair, p0, nu_unary, nu_pair, T, K, delta_sum, s
     KK = K * K
     for j in range(KK):
         delta_sum[j] = 0.0
-    score = _expected_score(mu_unary, u0, mu_pair, p0, scores, tw, ow, T, K)
+    gap = _block_gap(mu_unary, u0, mu_pair, p0, scores, tw, ow, T, K, logz, entropy)
     if T > 1:
         _to_delta(mu_pair, p0, nu_pair, (T - 1) * KK, delta_sum, KK)
     _to_delta(mu_unary, u0, nu_unary, T * K, delta_sum, 0)
-    return max(logz - score - entropy, 0.0)
+    return gap
 
 
 @njit(inline="always", **NJIT)
-def _expected_score(mu_unary, u0, mu_pair, p0, scores, tw, ow, T, K):
-    """E_mu[score] of a block: its unary marginals against ``scores``, its pairwise
-    tables against the transition log-potentials ``tw[ow:]``."""
+def _block_gap(mu_unary, u0, mu_pair, p0, scores, tw, ow, T, K, logz, entropy):
+    """D~(mu || nu(w)) = log Z - E_mu[score] - H~(mu) of a block (clipped at 0): its
+    unary marginals against ``scores``, its pairwise tables against the transition
+    log-potentials ``tw[ow:]``; log Z alone stands for nu(w)."""
     score = sum_products(mu_unary, u0, scores, 0, T * K)
     if T > 1:
         score += _pair_scores(mu_pair, p0, T - 1, K * K, tw, ow)
-    return score
+    return max(logz - score - entropy, 0.0)
 
 
 @njit(**NJIT)
@@ -588,9 +589,9 @@ def refresh_gaps(w, n_attr, K, idx, st, buf, sampler, members):
         T = idx.offsets[i + 1] - start
         unary_scores(w, n_attr, K, idx, i, buf.ws.scores)
         logz = forward_logz(buf.ws, T, K, tmax, buf.w_trans, 0)
-        score = _expected_score(st.mu_unary, start * K, st.mu_pair, (start - i) * K * K,
-                                buf.ws.scores, buf.w_trans, 0, T, K)
-        record_gap(sampler, j, max(logz - score - st.entropies[i], 0.0))
+        record_gap(sampler, j, _block_gap(st.mu_unary, start * K, st.mu_pair,
+                                          (start - i) * K * K, buf.ws.scores, buf.w_trans,
+                                          0, T, K, logz, st.entropies[i]))
         total += sampler.gaps[j]
     st.counters[ORACLE] += len(members)
     st.scalars[SUM_GAPS] = total
