@@ -136,9 +136,9 @@ def test_a_continued_run_restarts_at_the_weights_it_ended_at(l1):
 
 @pytest.mark.parametrize("l1", [0.0, 0.03])
 def test_every_round_starts_with_fresh_gaps_and_knows_its_objective(l1):
-    """A round ends with a refresh of every stored gap at its solution x_k and again at
-    the new center's w: the solver knows P at both (the dual plus the mean block gap),
-    offers the better one, and the monitor needs no pass."""
+    """A round ends with a primal pass at its solution x_k and a refresh of every stored
+    gap at the new center's w: the solver knows P at both (at the moved w, the dual plus
+    the mean block gap), offers the better one, and the monitor needs no pass."""
     p = l1_problem(l1=l1, masked=True)
     s = make_solver("sdca", p, seed=7, catalyst=3.0)
     s.run(p.n // 2)

@@ -65,6 +65,21 @@ def dot(a, b):
     return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))
 
 
+@njit(**NJIT)
+def abs_sum(a):
+    """sum_i |a_i| (the L1 norm) in :func:`dot`'s fixed order, without numpy's temporary
+    of the array's size (7 million weights on CoNLL-2000: 23 ms against 8)."""
+    n = len(a)
+    s = np.zeros(8)
+    m = n - n % 8
+    for i in range(0, m, 8):
+        for r in range(8):
+            s[r] += abs(a[i + r])
+    for i in range(m, n):
+        s[0] += abs(a[i])
+    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))
+
+
 ALIGNMENT = 64
 """Bytes: a cache line, and the widest vector register (AVX-512)."""
 

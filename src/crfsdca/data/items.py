@@ -168,7 +168,9 @@ def _encode(X, y, attributes, labels, grow, grow_labels, digests) -> Encoded:
             if not xseq:
                 raise ValueError(f"sequence {i} is empty")
             if y is not None:
-                yseq = [_text(lab, f"sequence {i}") for lab in y[i]]
+                yseq = y[i]
+                if type(yseq) is not list or not set(map(type, yseq)) <= _STR:
+                    yseq = [_text(lab, f"sequence {i}") for lab in yseq]
                 if len(yseq) != len(xseq):
                     raise ValueError(f"sequence {i} has {len(xseq)} items but {len(yseq)} "
                                      "labels")
@@ -213,6 +215,9 @@ def _item_entries(X: list, ids: dict[str, int], grow: bool):
 
 def _label_ids(yseq: list[str], labels: Vocabulary, grow: bool, i: int) -> list[int]:
     """The ids of sequence i's labels; with ``grow``, an unseen label gets the next id."""
+    known = list(map(labels.ids.get, yseq, repeat(-1)))
+    if -1 not in known:  # the common case, looked up at once
+        return known
     out = []
     for t, lab in enumerate(yseq):
         k = labels.ids.get(lab)

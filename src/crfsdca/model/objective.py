@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from ..data.sequences import Sequences
-from ..jit import NJIT, aligned_empty, aligned_zeros, dot, stream_empty
+from ..jit import NJIT, abs_sum, aligned_empty, aligned_zeros, dot, stream_empty
 from ..threads import run_parallel
 from .chain import chain_divergence, chain_entropy, smoothed_dirac_marginals
 from .features import NO_MASK
@@ -211,7 +211,7 @@ def primal(w: np.ndarray, seq: Sequences, n_attr: int, n_labels: int, lam: float
            l1: float = 0.0, threads: int = 1) -> float:
     """P(w) = lam/2 ||w||^2 + l1 ||w||_1 + (1/n) sum_i [log Z_i(w) - score(x_i, y_i)]."""
     value = _pass(w, seq, n_attr, n_labels, lam, False, threads=threads)[0]
-    return value + l1 * float(np.abs(w).sum()) if l1 else value
+    return value + l1 * abs_sum(w) if l1 else value
 
 
 def primal_and_gradient(w, seq: Sequences, n_attr: int, n_labels: int, lam: float,

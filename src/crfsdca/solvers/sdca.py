@@ -11,6 +11,7 @@ from ..jit import aligned_copy, aligned_empty, aligned_zeros, dot, line_zeros, s
 from ..model.features import soft_threshold
 from ..model.objective import (
     dirac_start,
+    primal,
     sequence_entropies,
     store_sizes,
     weights_from_marginals,
@@ -222,19 +223,30 @@ class SDCA(Solver):
 
     def _end_round(self) -> None:
         """End a Catalyst round: its solution x_k (the inner problem's iterate) and the
-        point w moves to with the extrapolated center are both certified, each by the
-        stored gaps refreshed at it (a scores-and-forward pass): P(.) - D(mu) exactly, with
-        the same mu. Until the next step, ``weights()`` is the better of the two, x_k
-        almost always (from the first rounds, where the moved w's primal is many times
-        x_k's, to the last); the new round starts from the moved w with its gaps, as
-        Catalyst's loop runs without this check, so the iterates are the same."""
-        x_gap = self._refreshed_gap()
+        point w moves to with the extrapolated center are both certified, P(.) - D(mu)
+        exactly with the same mu: x_k by a primal pass, the moved w by the stored gaps
+        refreshed at it (both a scores-and-forward pass; the refresh also reads the
+        store, and leaves the sampler the gaps of the problem the new round solves).
+        Until the next step, ``weights()`` is the better of the two, x_k almost always
+        (from the first rounds, where the moved w's primal is many times x_k's, to the
+        last); the new round starts from the moved w with its gaps, as Catalyst's loop
+        runs without this check, so the iterates are the same."""
+        x_gap = self._primal_gap()
         self.catalyst.next_round(self.state.v, self.state.w)
         w_gap = self._refreshed_gap()
         self._round_gap = min(x_gap, w_gap)
         self._round_point = self.catalyst.previous if x_gap <= w_gap else self.state.w
         self._round_end_at = self._steps
         self._next_round += self.problem.n
+
+    def _primal_gap(self) -> float:
+        """P(w) - D(mu) of the original problem at the current w, exactly: a primal pass
+        (the mean of the stored gaps refreshed at w, plus the O(d) rest, is the same
+        number, but the refresh reads the whole marginal store too)."""
+        p = self.problem
+        value = primal(self.state.w, p.train, p.n_attributes, p.n_labels, p.lam, p.l1,
+                       self.threads)
+        return max(value - self.dual(), 0.0)  # rounding must not make it negative
 
     def _refreshed_gap(self) -> float:
         """P(w) - D(mu) of the original problem at the current w, exactly: every stored
