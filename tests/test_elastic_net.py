@@ -5,6 +5,8 @@ p, q >= 0 (a smooth, bound-constrained form of the L1 term), and the dual recomp
 full from the marginal store.
 """
 
+import math
+
 import numpy as np
 import pytest
 import scipy.optimize
@@ -13,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crfsdca.errors import ConfigError
+from crfsdca.jit import abs_sum
 from crfsdca.model.features import crfsuite_mask, soft_threshold
 from crfsdca.model.objective import (
     block_gaps,
@@ -266,3 +269,12 @@ def test_the_split_quadratic_equals_the_direct_sum(seed, K, g_max, n_rows):
         assert val == pytest.approx(0.5 * float(y @ y - w @ w), abs=1e-12)
         if np.all(np.abs(v[support] + gamma * u_all) != kappa):
             assert d2 == pytest.approx(float(u_all[y != 0] @ u_all[y != 0]), abs=1e-12)
+
+
+@settings(max_examples=50, deadline=None)
+@given(values=st.lists(st.floats(-1e6, 1e6), max_size=40))
+def test_the_l1_norm_of_the_primal_is_the_sum_of_absolute_values(values):
+    """``abs_sum``, the L1 term of ``primal``, against the exactly rounded sum."""
+    a = np.array(values, dtype=np.float64)
+    exact = math.fsum(abs(x) for x in values)
+    assert abs_sum(a) == pytest.approx(exact, rel=1e-13, abs=1e-300)
