@@ -116,9 +116,9 @@ def fit_one(tool: str, c1: float, c2: float, data, workdir: Path) -> dict:
     else:
         from crfsdca import CRF
 
-        given = ({"algorithm": "lbfgs", "max_iterations": 100} if tool == "ours-lbfgs"
-                 else {"epsilon": TIGHT_EPSILON, "max_iterations": 1000}
-                 if tool == "ours-tight" else {"max_iterations": 100})
+        given = {"ours-lbfgs": {"algorithm": "lbfgs", "max_iterations": 100},
+                 "ours-tight": {"epsilon": TIGHT_EPSILON, "max_iterations": 1000},
+                 }.get(tool, {"max_iterations": 100})
         crf = CRF(c1=c1, c2=c2, all_possible_transitions=True, **given)
         t0 = time.perf_counter()
         crf.fit(X, y)

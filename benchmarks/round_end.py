@@ -21,29 +21,17 @@ import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from common import machine, markdown_table  # noqa: E402
+from common import fitted_run, machine, markdown_table  # noqa: E402
 from practitioner import load  # noqa: E402
 
 
 def solver_of_a_fit(name: str, c1: float, c2: float, epochs: int):
     """The SDCA solver of ``crfsdca.CRF(c1, c2).fit`` after ``epochs`` epochs."""
-    import crfsdca.solvers.sdca as sdca
     from crfsdca import CRF
 
-    made = []
-    init = sdca.SDCA.__init__
-
-    def keep(self, *args, **kwargs):
-        init(self, *args, **kwargs)
-        made.append(self)
-
-    sdca.SDCA.__init__ = keep
-    try:
-        X, y, _, _ = load(name)
-        CRF(c1=c1, c2=c2, all_possible_transitions=True, max_iterations=epochs).fit(X, y)
-    finally:
-        sdca.SDCA.__init__ = init
-    return made[-1]
+    X, y, _, _ = load(name)
+    return fitted_run(lambda: CRF(c1=c1, c2=c2, all_possible_transitions=True,
+                                  max_iterations=epochs).fit(X, y)).solver
 
 
 def main() -> None:
