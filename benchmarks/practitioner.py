@@ -240,12 +240,10 @@ def table(rows: list[dict]) -> str:
             "predict s (sk-100 / ours)": f"{f(r['sk-100 predict'], '.2f')} / "
                                          f"{f(r['ours predict'], '.2f')}"}
            for r in rows]
-    ran = {tool for tool in ("sk", "ours-lbfgs") if any(r[f"{tool} s"] is not None
-                                                        for r in rows)}
-    columns = [c for c in out[0]
-               if not ((c.startswith(("sk (uncapped)", "to sk's")) and "sk" not in ran)
-                       or (c.startswith("ours-lbfgs") and "ours-lbfgs" not in ran))]
-    return markdown_table(out, columns)
+    optional = {"sk": ("sk (uncapped): s", "to sk's obj"), "ours-lbfgs": ("ours-lbfgs: s, F1",)}
+    absent = {column for tool, columns in optional.items()
+              if all(r[f"{tool} s"] is None for r in rows) for column in columns}
+    return markdown_table(out, [c for c in out[0] if c not in absent])
 
 
 if __name__ == "__main__":
