@@ -1,6 +1,6 @@
 """The wheel ships the library's kernels compiled (``crfsdca precompile`` run in the built
 package), so that a first ``fit`` on a machine with the build machine's processor loads
-them from numba's cache instead of compiling them (see ``crfsdca.kernel_cache``).
+them from numba's cache instead of compiling them (see ``crfsdca.runtime.kernel_cache``).
 
 Editable installs and build environments without the library's dependencies (an isolated
 ``pip install .`` from the sdist) build without them; ``CRFSDCA_PRECOMPILE=0`` skips them.
@@ -43,7 +43,7 @@ class BuildWithKernels(build_py):
         jobs = str(min(4, os.cpu_count() or 1))
         subprocess.run([sys.executable, "-m", "crfsdca", "precompile", "--jobs", jobs],
                        cwd=lib, env=env, check=True)
-        subprocess.run([sys.executable, "-c", "from crfsdca.kernel_cache import "
+        subprocess.run([sys.executable, "-c", "from crfsdca.runtime.kernel_cache import "
                         "write_marker; write_marker()"], cwd=lib, env=env, check=True)
         for pyc in package.rglob("*.pyc"):
             pyc.unlink()

@@ -3,7 +3,7 @@
 Runs SDCA-GAP in chunks of 0.1 epoch, as a monitored run does, on 1 and on 2 lanes, and
 between two chunks computes ||w||^2 in one of three ways: not at all, with numpy's
 ``w @ w`` (OpenBLAS's ``ddot``, on all cores, whose threads then spin for a while), or
-with :func:`crfsdca.jit.dot` (this thread only). Prints the solver's seconds per epoch
+with :func:`crfsdca.runtime.jit.dot` (this thread only). Prints the solver's seconds per epoch
 (the chunks alone, not the products) and the 2-lane speed-up. With numpy's product the
 second lane finds its core taken by a spinning BLAS thread.
 
@@ -18,7 +18,7 @@ import time
 
 from common import featurized_problems, machine, markdown_table
 
-from crfsdca.jit import dot
+from crfsdca.runtime.jit import dot
 from crfsdca.solvers.sdca import SDCA
 
 BETWEEN = {

@@ -30,10 +30,10 @@ def machine() -> str:
 
 
 def fitted_run(fit):
-    """Call ``fit()`` (an estimator's fit) and return what ``crfsdca.training.run_solver``
+    """Call ``fit()`` (an estimator's fit) and return what ``crfsdca.training.run.run_solver``
     returned inside it: the solver and its result, for the solver's own seconds and
     counters."""
-    import crfsdca.training as training
+    import crfsdca.training.run as training
 
     runs = []
     original = training.run_solver

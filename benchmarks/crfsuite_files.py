@@ -18,7 +18,7 @@ from common import ROOT
 
 from crfsdca.data.corpus_items import corpus_items
 from crfsdca.data.crfsuite_format import write_sequences
-from crfsdca.io import atomic_write
+from crfsdca.runtime.io import atomic_write
 
 
 def main(argv=None) -> int:

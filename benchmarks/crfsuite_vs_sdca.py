@@ -1,7 +1,7 @@
 """Seconds to reach relative sub-optimality 1e-2, 1e-4, 1e-6: SDCA-GAP against CRFsuite.
 
-Both train the identical objective (see crfsdca.crfsuite) one after the other in this
-process, single-threaded, on the same machine; P* comes from the optimum stage
+Both train the identical objective (see crfsdca.reproduction.crfsuite_baseline) one after
+the other in this process, single-threaded, on the same machine; P* comes from the optimum stage
 (results/optimum/{dataset}.h5). SDCA's seconds exclude monitoring; CRFsuite's start at
 the end of its feature generation.
 
@@ -18,11 +18,11 @@ from pathlib import Path
 
 from common import ROOT, load_problem, machine, markdown_table
 
-from crfsdca.crfsuite import train_crfsuite
-from crfsdca.optimum import read_optimum
+from crfsdca.reproduction.crfsuite_baseline import train_crfsuite
+from crfsdca.reproduction.optimum import read_optimum
 from crfsdca.solvers.monitor import Monitor
 from crfsdca.solvers.sdca import SDCA
-from crfsdca.training import train
+from crfsdca.training.run import train
 
 TARGETS = (1e-2, 1e-4, 1e-6)
 

@@ -1,11 +1,11 @@
 """Elastic net (c1 ||w||_1 + c2 ||w||^2): proximal SDCA-GAP against CRFsuite's OWL-QN.
 
-Both minimize the identical objective (crfsdca.crfsuite: every attribute-label pair and
-transition a feature, bias / first / last as attributes) with CRFsuite's c1 and c2, one
-after the other in this process, single-threaded. P* is the lowest value either reaches,
-certified from below by SDCA's dual. Reported: seconds to relative sub-optimality
-(P - P*) / P* <= 1e-2, 1e-4, 1e-6 and their ratio, the final test chunk F1 and the
-number of nonzero weights of both models.
+Both minimize the identical objective (crfsdca.reproduction.crfsuite_baseline: every
+attribute-label pair and transition a feature, bias / first / last as attributes) with
+CRFsuite's c1 and c2, one after the other in this process, single-threaded. P* is the
+lowest value either reaches, certified from below by SDCA's dual. Reported: seconds to
+relative sub-optimality (P - P*) / P* <= 1e-2, 1e-4, 1e-6 and their ratio, the final test
+chunk F1 and the number of nonzero weights of both models.
 
     python benchmarks/elastic_net.py --datasets conll ner [--c1 0.1 --c2 0.1]
 """
@@ -21,12 +21,12 @@ from pathlib import Path
 import numpy as np
 from common import featurized_problems, first_below, machine, markdown_table
 
-from crfsdca.crfsuite import train_crfsuite, weights_from_model
 from crfsdca.model.objective import primal, primal_and_gradient
+from crfsdca.reproduction.crfsuite_baseline import train_crfsuite, weights_from_model
 from crfsdca.solvers.base import Problem
 from crfsdca.solvers.monitor import Monitor
 from crfsdca.solvers.sdca import SDCA
-from crfsdca.training import train
+from crfsdca.training.run import train
 
 TARGETS = (1e-2, 1e-4, 1e-6)
 

@@ -33,8 +33,8 @@ PARTS = ("encode", "crfsuite_feature_mask", "make_problem", "learn")
 def instrument(seconds: dict) -> None:
     """Wrap the steps of ``fit`` so that each adds its seconds to ``seconds``."""
     import crfsdca.estimator as estimator
-    import crfsdca.feature_set as feature_set
-    import crfsdca.learner as learner
+    import crfsdca.training.feature_set as feature_set
+    import crfsdca.training.learn as learner
 
     for module, name in ((estimator, "encode"), (feature_set, "crfsuite_feature_mask"),
                          (learner, "make_problem"), (learner, "learn")):

@@ -16,10 +16,10 @@ import sys
 
 from common import ROOT, load_problem, machine, markdown_table
 
-from crfsdca.optimum import read_optimum
+from crfsdca.reproduction.optimum import read_optimum
 from crfsdca.solvers.monitor import Monitor
 from crfsdca.solvers.sdca import SDCA
-from crfsdca.training import train
+from crfsdca.training.run import train
 
 TARGETS = (1e-2, 1e-4, 1e-6)
 

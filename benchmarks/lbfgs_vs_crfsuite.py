@@ -1,11 +1,12 @@
 """Seconds to relative sub-optimality 1e-2 and 1e-4: our L-BFGS against CRFsuite's.
 
-Both minimize the identical objective (see crfsdca.crfsuite), one after the other in this
-process, single-threaded: CRFsuite's L-BFGS (its default memory 6) and ours with memory 6
-and with its default. P* is the lowest value any of them reaches, or the optimum stage's
-(results/optimum/{dataset}.h5) when it exists. Our seconds exclude monitoring; CRFsuite's
-start at the end of its feature generation. Also printed: iterations and evaluations of P
-and grad P to 1e-4, which do not depend on the machine's load.
+Both minimize the identical objective (see crfsdca.reproduction.crfsuite_baseline), one
+after the other in this process, single-threaded: CRFsuite's L-BFGS (its default memory 6)
+and ours with memory 6 and with its default. P* is the lowest value any of them reaches,
+or the optimum stage's (results/optimum/{dataset}.h5) when it exists. Our seconds exclude
+monitoring; CRFsuite's start at the end of its feature generation. Also printed:
+iterations and evaluations of P and grad P to 1e-4, which do not depend on the machine's
+load.
 
     python benchmarks/lbfgs_vs_crfsuite.py --datasets ner conll [--iterations 400]
         [--memories 6 12 20 50]
@@ -22,12 +23,12 @@ from pathlib import Path
 
 from common import ROOT, featurized_problems, first_below, machine, markdown_table
 
-from crfsdca.crfsuite import train_crfsuite
-from crfsdca.optimum import read_optimum
+from crfsdca.reproduction.crfsuite_baseline import train_crfsuite
+from crfsdca.reproduction.optimum import read_optimum
 from crfsdca.solvers.lbfgs import LBFGS
 from crfsdca.solvers.monitor import Monitor
 from crfsdca.solvers.registry import LBFGS_OPTIONS
-from crfsdca.training import train
+from crfsdca.training.run import train
 
 TARGETS = (1e-2, 1e-4)
 

@@ -31,9 +31,9 @@ import numpy as np
 from common import ROOT, machine, markdown_table
 
 from crfsdca import CRF
-from crfsdca.crfsuite import tracing_trainer
 from crfsdca.data.crfsuite_format import read_file
 from crfsdca.model.evaluation import chunk_f1, chunk_scheme
+from crfsdca.reproduction.crfsuite_baseline import tracing_trainer
 
 
 def f1_of(y_true, y_pred) -> float:

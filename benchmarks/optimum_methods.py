@@ -19,7 +19,7 @@ import sys
 
 from common import featurized_problems, machine, markdown_table
 
-from crfsdca.optimum import METHODS, compute_optimum
+from crfsdca.reproduction.optimum import METHODS, compute_optimum
 
 
 def main(argv=None) -> int:

@@ -102,7 +102,7 @@ def fit_one(tool: str, c1: float, c2: float, data, workdir: Path) -> dict:
     if tool.startswith("sk"):
         import sklearn_crfsuite
 
-        from crfsdca.crfsuite_model import read_crfsuite_model
+        from crfsdca.formats.crfsuite_model import read_crfsuite_model
 
         cap = {"max_iterations": 100} if tool == "sk-100" else {}
         crf = sklearn_crfsuite.CRF(algorithm="lbfgs", c1=c1, c2=c2,

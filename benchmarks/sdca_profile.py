@@ -29,8 +29,8 @@ import numpy as np
 from common import DATASETS, best_time, featurized_problems, machine, markdown_table
 from numba import njit
 
-from crfsdca.jit import NJIT, cycles
 from crfsdca.model.objective import oracle_pass
+from crfsdca.runtime.jit import NJIT, cycles
 from crfsdca.solvers.registry import SAMPLERS
 from crfsdca.solvers.sdca import SDCA
 from crfsdca.solvers.sdca_kernel import (

@@ -10,7 +10,8 @@ Then both programs tag that file with that model, alternated ``--repeat`` times,
 process each, as a user runs them:
 
 - ``crfsuite tag -m MODEL FILE`` (CRFsuite's program, built with gcc from the sources in
-  python-crfsuite's sdist, :func:`crfsdca.crfsuite.build_program`) and ``crfsdca tag -m
+  python-crfsuite's sdist,
+  :func:`crfsdca.reproduction.crfsuite_baseline.build_program`) and ``crfsdca tag -m
   MODEL FILE``, labels to /dev/null: the whole command's wall seconds, the interpreter's
   start and numba's kernel loading included for crfsdca;
 - the same with ``-t -q``: each program's own "Elapsed time" line (CRFsuite's: CPU
@@ -90,7 +91,7 @@ def main() -> None:
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     from crfsdca import CRF
-    from crfsdca.crfsuite import build_program
+    from crfsdca.reproduction.crfsuite_baseline import build_program
 
     print(f"# {machine()}; {time.strftime('%Y-%m-%d %H:%M')}", flush=True)
     rows = []

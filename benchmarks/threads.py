@@ -34,7 +34,7 @@ from common import (
 from crfsdca.model.objective import SlotBuffers, primal_and_gradient
 from crfsdca.solvers.monitor import Monitor
 from crfsdca.solvers.sdca import SDCA
-from crfsdca.training import train
+from crfsdca.training.run import train
 
 TARGET = 1e-4
 GAP_TARGET = 1e-5

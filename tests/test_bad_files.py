@@ -217,7 +217,7 @@ def test_a_truncated_dataset_file(dataset_file, capsys, tmp_path):
     (None, "not an HDF5 file, or a truncated one"),  # the first half of a real file
 ])
 def test_bad_optimum_and_init_files(dataset_file, tmp_path, capsys, content, message):
-    from crfsdca.optimum import Optimum, write_optimum
+    from crfsdca.reproduction.optimum import Optimum, write_optimum
 
     bad = tmp_path / "bad.h5"
     if content is None:
@@ -244,7 +244,7 @@ def test_an_init_file_of_another_kind(dataset_file, tmp_path, capsys):
 
 
 def test_an_optimum_file_missing_an_attribute(dataset_file, tmp_path):
-    from crfsdca.optimum import Optimum, read_optimum, write_optimum
+    from crfsdca.reproduction.optimum import Optimum, read_optimum, write_optimum
 
     path = tmp_path / "o.h5"
     write_optimum(path, Optimum(w_star=np.zeros(3), p_star=1.0, grad_norm=0.0, grad_max=0.0,

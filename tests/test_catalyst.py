@@ -113,7 +113,7 @@ def test_zero_is_the_papers_sdca_and_the_library_default_is_catalyst():
     off.run(3 * p.n)
     assert plain.catalyst is None and off.catalyst is None
     np.testing.assert_array_equal(plain.weights(), off.weights())
-    from crfsdca.learner import solver_options
+    from crfsdca.training.learn import solver_options
 
     assert solver_options("sdca", {})["catalyst"] == option.crfsuite_default > 0
 
@@ -179,8 +179,8 @@ def test_a_round_offers_the_better_of_its_two_certified_points(seed, ratio, l1, 
 def test_the_floor_sets_kappa_where_lambda_n_is_small():
     """kappa = max(catalyst lambda, catalyst_floor / n); the floor alone starts no loop;
     the library's default has a floor, the option table (the reproduction) none."""
-    from crfsdca.learner import solver_options
     from crfsdca.solvers.catalyst import kappa_ratio
+    from crfsdca.training.learn import solver_options
 
     assert kappa_ratio(3.0, 0.3, 0.02) == pytest.approx(15.0)  # c2 = 0.01: lambda n = 0.02
     assert kappa_ratio(3.0, 0.3, 2.0) == 3.0  # c2 = 1: the ratio rules
@@ -209,7 +209,7 @@ def test_the_floor_sets_kappa_where_lambda_n_is_small():
 
 def test_verbose_names_the_kappa_that_ran(capsys):
     from crfsdca import CRF
-    from crfsdca.precompile import tiny_data
+    from crfsdca.cli.precompile import tiny_data
 
     X, y = tiny_data(2)
     CRF(c2=0.01, max_iterations=1, verbose=True).fit(X, y)  # lambda n = 0.02: the floor
@@ -223,8 +223,8 @@ def test_verbose_names_the_kappa_that_ran(capsys):
 
 def test_verbose_without_l2_is_the_same_clear_error():
     from crfsdca import CRF
+    from crfsdca.cli.precompile import tiny_data
     from crfsdca.errors import ConfigError
-    from crfsdca.precompile import tiny_data
 
     X, y = tiny_data(1)
     for verbose in (False, True):

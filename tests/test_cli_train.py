@@ -164,7 +164,7 @@ def test_a_diverging_run_stops_and_is_not_a_result(dataset_file, tmp_path, args)
     """NaN or inf in the primal or dual: status diverged, exit 3, at the first checkpoint
     that shows it; the report refuses the run."""
     from crfsdca.errors import DataFormatError
-    from crfsdca.report.load import load_runs
+    from crfsdca.reproduction.report.load import load_runs
 
     out = tmp_path / "runs" / "r"
     code = main(["train", "--data", str(dataset_file), "--out", str(out), "--epochs", "20",

@@ -11,9 +11,9 @@ import yaml
 from conftest import RAW, ROOT
 
 from crfsdca import CRF
-from crfsdca.crfsuite import tracing_trainer
 from crfsdca.data.corpus_items import corpus_items
 from crfsdca.model.objective import primal
+from crfsdca.reproduction.crfsuite_baseline import tracing_trainer
 
 pycrfsuite = pytest.importorskip("pycrfsuite")
 
@@ -86,8 +86,8 @@ def test_crfsuite_stops_at_its_relative_decrease_over_ten_iterations(tmp_path):
     """``delta`` (the reproduction's stop for CRFsuite): the run ends at the first
     iteration whose objective is less than ``delta`` (relative) below the one 10
     iterations before, and runs on without it."""
-    from crfsdca.crfsuite import train_crfsuite
     from crfsdca.data.synthetic import synthetic_sequences
+    from crfsdca.reproduction.crfsuite_baseline import train_crfsuite
     from crfsdca.solvers.base import Problem
 
     seq = synthetic_sequences(80, 2, 9, 4, 25, 4, seed=3)

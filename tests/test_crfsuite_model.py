@@ -1,4 +1,4 @@
-"""CRFsuite's binary model file, read and written by crfsdca.crfsuite_model, against
+"""CRFsuite's binary model file, read and written by crfsdca.formats.crfsuite_model, against
 python-crfsuite (and CRFsuite's own ``crfsuite`` program when it can be built).
 
 Both directions: a model CRFsuite trained is read and tags, scores and marginalizes as
@@ -26,14 +26,14 @@ from conftest import RAW, ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from crfsdca.cqdb import build_cqdb, cqdb_lookup, hash_keys, hashlittle
-from crfsdca.crfsuite_model import (
+from crfsdca.data.items import Vocabulary, encode
+from crfsdca.errors import ConfigError, DataFormatError
+from crfsdca.formats.cqdb import build_cqdb, cqdb_lookup, hash_keys, hashlittle
+from crfsdca.formats.crfsuite_model import (
     is_crfsuite_model,
     read_crfsuite_model,
     write_crfsuite_model,
 )
-from crfsdca.data.items import Vocabulary, encode
-from crfsdca.errors import ConfigError, DataFormatError
 from crfsdca.model.objective import predict
 from crfsdca.model.oracle import labeling_score, sequence_marginals, unary_scores
 from crfsdca.model_file import Model, save_model
@@ -446,7 +446,7 @@ def crfsuite_program(tmp_path_factory) -> Path:
                     "python-crfsuite==0.9.12) or CRFSUITE_BIN to a crfsuite binary")
     if cc is None:
         pytest.skip("no C compiler (gcc or cc) to build CRFsuite's program")
-    from crfsdca.crfsuite import build_program
+    from crfsdca.reproduction.crfsuite_baseline import build_program
 
     return build_program(spec, tmp_path_factory.mktemp("crfsuite-build"), cc)
 

@@ -22,7 +22,7 @@ from crfsdca.data.raw import (
     verify_file,
 )
 from crfsdca.errors import ChecksumError, DataFormatError, DownloadError
-from crfsdca.io import atomic_path, atomic_write
+from crfsdca.runtime.io import atomic_path, atomic_write
 
 
 def _sha(data: bytes) -> str:

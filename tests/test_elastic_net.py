@@ -15,7 +15,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crfsdca.errors import ConfigError
-from crfsdca.jit import abs_sum
 from crfsdca.model.features import crfsuite_mask, soft_threshold
 from crfsdca.model.objective import (
     block_gaps,
@@ -24,6 +23,7 @@ from crfsdca.model.objective import (
     sequence_entropies,
     weights_from_marginals,
 )
+from crfsdca.runtime.jit import abs_sum
 from crfsdca.solvers.base import Problem
 from crfsdca.solvers.registry import SOLVERS, make_solver
 
@@ -188,8 +188,8 @@ def test_the_optimum_and_its_support_agree_with_crfsuite_owlqn(tmp_path):
     c2 = lam n / 2, every attribute-label pair and transition a feature, bias / first /
     last as attributes): the same P* to 1e-6 relative, the same zero weights (CRFsuite's
     model file keeps 6 decimals, so weights below 1e-5 in magnitude are not compared)."""
-    from crfsdca.crfsuite import train_crfsuite, weights_from_model
     from crfsdca.data.synthetic import synthetic_sequences
+    from crfsdca.reproduction.crfsuite_baseline import train_crfsuite, weights_from_model
 
     seq = synthetic_sequences(60, 2, 7, 3, 15, 3, seed=8)
     p = Problem(seq, 15, 3, 1.0 / 60, l1=0.01, label_names=("a", "b", "c"))

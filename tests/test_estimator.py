@@ -195,7 +195,7 @@ def test_fitted_attributes(xseq, yseq):
 
 
 def test_memory_is_checked_before_allocating(xseq, yseq, monkeypatch):
-    from crfsdca import memory
+    from crfsdca.runtime import memory
 
     monkeypatch.setattr(memory, "available", lambda: (100, "test limit"))
     with pytest.raises(CrfsdcaError, match="training sdca needs about .* more than the .* "
@@ -247,7 +247,7 @@ def test_elastic_net_matches_python_crfsuite_owlqn():
     """c1 > 0: the same objective as CRFsuite's OWL-QN, at both solutions."""
     from test_warm_start import _data
 
-    from crfsdca.crfsuite import tracing_trainer
+    from crfsdca.reproduction.crfsuite_baseline import tracing_trainer
 
     X, y = _data(12)
     c1, c2 = 0.5, 0.1

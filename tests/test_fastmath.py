@@ -3,8 +3,8 @@
 import numpy as np
 from numba import njit
 
-from crfsdca.jit import NJIT
 from crfsdca.model.fastmath import fexp, flog, flog_normal, xlogx
+from crfsdca.runtime.jit import NJIT
 
 
 @njit(**NJIT)

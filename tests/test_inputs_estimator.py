@@ -62,9 +62,9 @@ def test_output_paths_are_checked_before_training(tmp_path, where, unwritable_di
               "unwritable": unwritable_dir / "m.model"}[where]
     (tmp_path / "file.txt").write_text("x")
     calls = []
-    import crfsdca.learner
+    import crfsdca.training.learn
 
-    monkeypatch.setattr(crfsdca.learner, "learn", lambda *a, **k: calls.append(1))
+    monkeypatch.setattr(crfsdca.training.learn, "learn", lambda *a, **k: calls.append(1))
     with pytest.raises(OutputError):
         CRF(model_filename=str(target)).fit(X, Y)
     assert not calls  # refused before any training

@@ -1,4 +1,4 @@
-"""crfsdca.io: stale temporary files of killed writers, and outputs checked before work."""
+"""crfsdca.runtime.io: stale temporary files of killed writers, and outputs checked before work."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import sys
 import pytest
 
 from crfsdca.errors import OutputError
-from crfsdca.io import atomic_write, check_writable
+from crfsdca.runtime.io import atomic_write, check_writable
 
 
 def test_a_killed_writer_leaves_a_temporary_file_that_the_next_write_removes(tmp_path):
     target = tmp_path / "trace.csv"
     script = ("import os, sys, time\n"
-              "from crfsdca.io import atomic_write\n"
+              "from crfsdca.runtime.io import atomic_write\n"
               "with atomic_write(sys.argv[1]) as f:\n"
               "    f.write('partial'); f.flush(); print('ready', flush=True); time.sleep(60)\n")
     proc = subprocess.Popen([sys.executable, "-c", script, str(target)],

@@ -113,8 +113,8 @@ def test_tagging_straight_from_the_text_equals_the_reader_and_the_encoder(lines)
     defers to them (None) where they report an error or find no sequence."""
     from types import SimpleNamespace
 
+    from crfsdca.cli.tag import encode_for, encode_text_for
     from crfsdca.data.crfsuite_format import _parse_plain
-    from crfsdca.tagging import encode_for, encode_text_for
 
     model = SimpleNamespace(attributes=["a", "b", "a:b", "é", "1", "a\\b", "b:"],
                             labels=["a", "b", "1"])

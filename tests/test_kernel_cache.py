@@ -1,4 +1,4 @@
-"""The kernels the wheel ships reach numba's cache wherever it is (crfsdca.kernel_cache),
+"""The kernels the wheel ships reach numba's cache wherever it is (crfsdca.runtime.kernel_cache),
 and ``crfsdca precompile`` refuses bad arguments in one line."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import pickle
 import numba
 import pytest
 
-from crfsdca import kernel_cache
 from crfsdca.cli import main
+from crfsdca.runtime import kernel_cache
 
 
 def _index(path, stamp, data_files=(), version=numba.__version__):

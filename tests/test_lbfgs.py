@@ -15,7 +15,7 @@ from crfsdca.data.hdf5 import Dataset, write_dataset
 from crfsdca.data.synthetic import synthetic_sequences
 from crfsdca.errors import DataFormatError
 from crfsdca.model.objective import primal, primal_and_gradient
-from crfsdca.optimum import compute_optimum, read_optimum, write_optimum
+from crfsdca.reproduction.optimum import compute_optimum, read_optimum, write_optimum
 from crfsdca.solvers import lbfgs as lbfgs_module
 from crfsdca.solvers.base import Problem
 from crfsdca.solvers.lbfgs import LBFGS
@@ -92,7 +92,7 @@ def test_our_lbfgs_keeps_the_smallest_gradient_and_logs_progress(monkeypatch):
     """An unreachable target: the round goes on until PATIENCE iterations bring no smaller
     gradient and keeps the point of smallest gradient (its P and bound are reported); a
     progress line every PROGRESS_EVERY iterations."""
-    from crfsdca import optimum as optimum_module
+    from crfsdca.reproduction import optimum as optimum_module
 
     monkeypatch.setattr(optimum_module, "PROGRESS_EVERY", 5)
     monkeypatch.setattr(optimum_module, "PATIENCE", 8)

@@ -28,7 +28,7 @@ def spanish():
 
 def crfsuite_losses(X, y, path, **params):
     """CRFsuite's loss after each iteration, and its model's weights."""
-    from crfsdca.crfsuite import tracing_trainer
+    from crfsdca.reproduction.crfsuite_baseline import tracing_trainer
 
     rows: list[dict] = []
     trainer = tracing_trainer(rows)

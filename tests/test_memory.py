@@ -1,4 +1,4 @@
-"""crfsdca.memory: the estimates against the solvers' own memory_bytes(), and the check
+"""crfsdca.runtime.memory: the estimates against the solvers' own memory_bytes(), and the check
 that stops a run before it allocates what does not fit."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ import sys
 import numpy as np
 import pytest
 
-from crfsdca import memory
 from crfsdca.cli import main
 from crfsdca.data.hdf5 import Dataset, write_dataset
 from crfsdca.data.radii import squared_radii
 from crfsdca.data.synthetic import synthetic_sequences
 from crfsdca.errors import ResourceError
+from crfsdca.runtime import memory
 from crfsdca.solvers.base import Problem
 from crfsdca.solvers.registry import SOLVERS, make_solver, spec
 
@@ -45,7 +45,7 @@ def test_estimates_match_the_solvers_own_accounts(problem, solver, options):
     """Each part within 2% of (and not below) what the built solver reports."""
     built = make_solver(solver, problem, **options).memory_bytes()
     resolved = spec(solver).options.resolve(options)
-    estimate = memory.solver_state_bytes(solver, resolved, memory.DataSizes.of_problem(problem))
+    estimate = spec(solver).state_bytes(resolved, memory.DataSizes.of_problem(problem))
     assert set(estimate) == set(built)
     for name, actual in built.items():
         assert actual <= estimate[name] <= 1.02 * actual, (name, actual, estimate[name])
@@ -174,8 +174,8 @@ def test_workflow_job_memory_comes_from_this_module(problem, tmp_path):
         wc = type("W", (), {"dataset": dataset, "run": run})
         inp = type("I", (), {"data": str(data)})
         mb = wf.train_mem_mb(wc, inp)
-        assert mb * 2**20 >= memory.train_job_bytes(solver, options, sizes)
-        assert mb * 2**20 < memory.train_job_bytes(solver, options, sizes) + 2**20
+        assert mb * 2**20 >= spec(solver).train_job_bytes(options, sizes)
+        assert mb * 2**20 < spec(solver).train_job_bytes(options, sizes) + 2**20
     # before featurize has run (a dry run on a fresh clone): FileNotFoundError naming the
     # file, which Snakemake takes for "to be determined" (<TBD>) and evaluates again later
     absent = str(tmp_path / "absent.h5")
@@ -193,7 +193,7 @@ def test_stream_arrays_are_aligned_writable_and_their_own_memory():
     included, starts on a cache line, is writable, and a copy holds the values cast."""
     import mmap
 
-    from crfsdca.jit import ALIGNMENT, stream_copy, stream_empty
+    from crfsdca.runtime.jit import ALIGNMENT, stream_copy, stream_empty
 
     for n in (0, 1, 7, 100_003):
         a = stream_empty(n, np.float32)
@@ -229,4 +229,4 @@ def test_lbfgs_s_estimate_counts_the_feature_set_it_works_on(problem):
     assert sizes.features == int(mask.sum()) < sizes.dim
     built = make_solver("lbfgs", masked, memory=4).memory_bytes()
     resolved = spec("lbfgs").options.resolve({"memory": 4})
-    assert memory.solver_state_bytes("lbfgs", resolved, sizes) == built
+    assert spec("lbfgs").state_bytes(resolved, sizes) == built

@@ -1,4 +1,4 @@
-"""``crfsdca tag``'s numpy path (:mod:`crfsdca.numpy_tagger`): the split, the scores and
+"""``crfsdca tag``'s numpy path (:mod:`crfsdca.model.numpy_tagger`): the split, the scores and
 the Viterbi labels of the numba kernels, ties included, and a command that only tags
 does not import numba."""
 
@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from crfsdca.data.sequences import make_sequences
 from crfsdca.data.token_csr import token_csr
 from crfsdca.model.layout import WeightLayout
+from crfsdca.model.numpy_tagger import csr_entries
+from crfsdca.model.numpy_tagger import predict as numpy_predict
 from crfsdca.model.objective import predict
-from crfsdca.numpy_tagger import csr_entries
-from crfsdca.numpy_tagger import predict as numpy_predict
 
 
 @st.composite

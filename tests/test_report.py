@@ -18,11 +18,11 @@ import pytest  # noqa: E402
 from crfsdca.cli.report import FIGURE_NAMES, TABLE_NAMES  # noqa: E402
 from crfsdca.cli.report import add_arguments as _args_report  # noqa: E402
 from crfsdca.cli.report import run as cmd_report  # noqa: E402
-from crfsdca.optimum import Optimum, write_optimum  # noqa: E402
-from crfsdca.report import catalog, claims, curves, figures, tables  # noqa: E402
-from crfsdca.report.load import load_runs, method_label  # noqa: E402
-from crfsdca.report.markdown import build_report  # noqa: E402
-from crfsdca.rundir import write_trace  # noqa: E402
+from crfsdca.reproduction.optimum import Optimum, write_optimum  # noqa: E402
+from crfsdca.reproduction.report import catalog, claims, curves, figures, tables  # noqa: E402
+from crfsdca.reproduction.report.load import load_runs, method_label  # noqa: E402
+from crfsdca.reproduction.report.markdown import build_report  # noqa: E402
+from crfsdca.reproduction.rundir import write_trace  # noqa: E402
 from crfsdca.solvers.monitor import TRACE_COLUMNS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -788,7 +788,7 @@ def test_real_short_run(tmp_path):
 
 
 def test_crfsuite_loss_below_pstar_within_its_print_precision_is_not_flagged():
-    from crfsdca.report.load import foreign_below
+    from crfsdca.reproduction.report.load import foreign_below
 
     # CRFsuite logs n P with six decimals: loss / n is only known to 0.5e-6 / n
     assert not foreign_below(0.876468840085, 0.876468840133, 8936)  # 4.8e-11 below

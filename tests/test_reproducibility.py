@@ -1,7 +1,7 @@
 """Bitwise reproducibility: the same seed gives the same weights, whatever ran before.
 
 A run's last bits used to depend on where its arrays lay in memory (vectorized sums in
-loops that also store get runtime alias checks with a scalar fallback; ``crfsdca.jit``):
+loops that also store get runtime alias checks with a scalar fallback; ``crfsdca.runtime.jit``):
 here every solver runs after another solver, with arrays of random sizes allocated in
 between, and must give the same weights bit for bit each time.
 """

@@ -443,9 +443,9 @@ def test_the_paper_s_one_step_search_evaluates_once_from_the_midpoint():
 def test_training_loop_stops_on_a_confirmed_gap_and_writes_a_run(tmp_path):
     import json
 
-    from crfsdca.rundir import read_weights, save_run
+    from crfsdca.reproduction.rundir import read_weights, save_run
     from crfsdca.solvers.monitor import Monitor
-    from crfsdca.training import train
+    from crfsdca.training.run import train
 
     p = small_problem(n=40)
     s = SDCA(p, sampler="gap", seed=0)
@@ -470,9 +470,9 @@ def test_an_interrupted_run_keeps_its_trace(tmp_path):
     """Ctrl-C during training: the rows so far and the weights are saved, status says so."""
     import json
 
-    from crfsdca.rundir import save_run
+    from crfsdca.reproduction.rundir import save_run
     from crfsdca.solvers.monitor import Monitor
-    from crfsdca.training import train
+    from crfsdca.training.run import train
 
     class Interrupted(SDCA):
         calls = 0

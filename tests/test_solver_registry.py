@@ -10,13 +10,14 @@ import math
 import numpy as np
 import pytest
 
-from crfsdca import CRF, memory
+from crfsdca import CRF
 from crfsdca.cli import main
 from crfsdca.data.hdf5 import Dataset, write_dataset
 from crfsdca.data.radii import squared_radii
 from crfsdca.data.synthetic import synthetic_sequences
 from crfsdca.errors import ConfigError
 from crfsdca.model.objective import primal_and_gradient
+from crfsdca.runtime import memory
 from crfsdca.solvers.base import Problem, Solver
 from crfsdca.solvers.options import Option, OptionTable
 from crfsdca.solvers.registry import SOLVERS, SolverSpec, spec
@@ -97,8 +98,8 @@ def test_the_memory_estimate_is_the_entry_s(toy):
     p = _problem()
     built = spec("toy").build(p)
     sizes = memory.DataSizes.of_problem(p)
-    assert memory.solver_state_bytes("toy", {}, sizes) == built.memory_bytes()
-    assert memory.train_bytes("toy", {}, sizes) > built.memory_bytes()["weights"]
+    assert spec("toy").state_bytes({}, sizes) == built.memory_bytes()
+    assert spec("toy").train_bytes({}, sizes) > built.memory_bytes()["weights"]
 
 
 def test_the_estimator_trains_continues_and_refuses_what_the_entry_does_not_offer(toy):
@@ -134,7 +135,7 @@ def test_only_the_runs_that_use_the_radii_compute_them(monkeypatch):
     """The radii R_i cost a pass over the data: the estimator makes it only for the
     importance samplers and SDCA's theoretical step, which fail without them."""
     from crfsdca import CRF
-    from crfsdca.precompile import tiny_data
+    from crfsdca.cli.precompile import tiny_data
 
     sdca = SOLVERS["sdca"]
     assert not sdca.needs_radii({})

@@ -7,8 +7,8 @@ import sys
 import pytest
 from conftest import ROOT
 
+from crfsdca.reproduction.sources import closure, closure_files, direct_imports, module_path
 from crfsdca.solvers.registry import SOLVER_NAMES, spec
-from crfsdca.sources import closure, closure_files, direct_imports, module_path
 
 # A train job, without the other commands' argument parsers: build a tiny dataset, run the
 # train command's own run() with one solver, then list every crfsdca module loaded.
@@ -54,17 +54,18 @@ def test_a_solver_s_own_modules_are_not_inputs_of_the_other_solvers():
     # the shared pieces are inputs of every solver that uses them
     for name in ("sdca", "sag", "oeg"):
         assert "crfsdca.solvers.index" in own[name]
-        assert "crfsdca.jit" in own[name]
+        assert "crfsdca.runtime.jit" in own[name]
 
 
 def test_closure_follows_relative_function_level_and_package_imports(tmp_path):
-    # cli.optimum imports crfsdca.optimum inside a function; optimum imports .solvers.base
+    # cli.optimum imports crfsdca.reproduction.optimum inside a function; optimum imports
+    # .solvers.base
     mods = closure(["crfsdca.cli.optimum"])
-    for m in ("crfsdca.optimum", "crfsdca.solvers.base", "crfsdca.solvers",
+    for m in ("crfsdca.reproduction.optimum", "crfsdca.solvers.base", "crfsdca.solvers",
               "crfsdca.cli", "crfsdca"):
         assert m in mods
     # `from . import log` in a command module is the cli package itself
     assert "crfsdca.cli" in direct_imports("crfsdca.cli.download")
     assert module_path("crfsdca.no_such_module") is None
     files = closure_files(["crfsdca.solvers.rng"], source=ROOT)
-    assert "src/crfsdca/solvers/rng.py" in files and "src/crfsdca/jit.py" in files
+    assert "src/crfsdca/solvers/rng.py" in files and "src/crfsdca/runtime/jit.py" in files

@@ -147,7 +147,7 @@ def test_conll_info_equals_pycrfsuite(conll):
 
 
 def test_conll_crfsuite_file_opens_directly(conll, tmp_path):
-    """open() reads CRFsuite's own model file (crfsdca.crfsuite_model), and a crfsdca
+    """open() reads CRFsuite's own model file (crfsdca.formats.crfsuite_model), and a crfsdca
     model file of the same weights; both tag as pycrfsuite."""
     _, theirs, path, Xt, _ = conll
     ours = Tagger()

@@ -9,7 +9,6 @@ from scipy_reference import lbfgs_optimum
 from crfsdca.data.radii import squared_radii
 from crfsdca.data.synthetic import synthetic_sequences
 from crfsdca.errors import ConfigError
-from crfsdca.jit import lock, unlock
 from crfsdca.model.features import soft_threshold
 from crfsdca.model.objective import (
     SlotBuffers,
@@ -20,10 +19,11 @@ from crfsdca.model.objective import (
     slot_chunks,
     weights_from_marginals,
 )
+from crfsdca.runtime.jit import lock, unlock
+from crfsdca.runtime.threads import run_parallel
 from crfsdca.solvers.base import Problem
 from crfsdca.solvers.registry import SAMPLERS, make_solver
 from crfsdca.solvers.sdca import lane_members
-from crfsdca.threads import run_parallel
 
 
 def problem(n=60, K=4, A=30, seed=2, l1=0.0):
@@ -235,7 +235,7 @@ def test_one_compiled_kernel_serves_every_thread_count(monkeypatch):
     from crfsdca.model.objective import _finish_gradient
     from crfsdca.solvers.sdca_kernel import sdca_run_lanes
 
-    monkeypatch.setattr("crfsdca.threads.usable_cores", lambda: 8)  # lanes past the cores
+    monkeypatch.setattr("crfsdca.runtime.threads.usable_cores", lambda: 8)  # lanes past the cores
     p = problem(n=40)
     w = np.random.default_rng(0).normal(size=p.dim)
 

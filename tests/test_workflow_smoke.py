@@ -30,7 +30,7 @@ from conftest import RAW, ROOT
 from snakemake.utils import validate
 
 from crfsdca.data.hdf5 import load_dataset
-from crfsdca.io import sha256_file
+from crfsdca.runtime.io import sha256_file
 
 pytestmark = pytest.mark.slow
 
@@ -146,7 +146,7 @@ def _check_outputs(work: Path, wf: SimpleNamespace) -> None:
 def _check_claims(report: str) -> None:
     """Every claim of report.md quotes the paper (section and figure), and has a verdict,
     our number (unless there is not enough data, then the reason) and its rule."""
-    from crfsdca.report import claims
+    from crfsdca.reproduction.report import claims
 
     blocks = re.split(r"\n\*\*\d+\. ", report.split("## The paper's claims")[1]
                       .split("\n## ")[0])[1:]

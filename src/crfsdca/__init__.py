@@ -11,7 +11,7 @@ def __getattr__(name):
     numba or scikit-learn) and ``import crfsdca as sklearn_crfsuite`` gives
     ``sklearn_crfsuite.metrics`` as sklearn-crfsuite does."""
     if name == "CRF":
-        from .estimator import CRF
+        from .estimator import CRF  # lazy: `import crfsdca` loads no numba
 
         return CRF
     if name in ("metrics", "scorers"):

@@ -5,8 +5,8 @@ installed, so a user who swapped the import would get "estimator is not supporte
 module registers an explanation of :class:`crfsdca.CRF` with eli5's dispatch: the state
 weights of each label (top features per label, with eli5's ``top``, ``targets``,
 ``target_names``, ``feature_re``, ``feature_filter``) and the transition matrix, labels
-ordered for NER (B-X, I-X grouped). :mod:`crfsdca.estimator` calls :func:`install` so
-that registration happens when eli5 is imported, before or after crfsdca, without
+ordered for NER (B-X, I-X grouped). :mod:`crfsdca.estimator` calls :func:`install` with
+its class so that registration happens when eli5 is imported, before or after crfsdca, without
 importing eli5 (a second of start-up) when the user does not.
 """
 
@@ -58,17 +58,19 @@ def ner_order(labels: list[str]) -> list[str]:
     return sorted(labels, key=key)
 
 
-def register() -> None:
-    """Register :func:`explain_crf_weights` with eli5's ``explain_weights``."""
-    from eli5.explain import explain_weights
+def register(estimator: type) -> None:
+    """Register :func:`explain_crf_weights` with eli5's ``explain_weights`` for the class
+    ``estimator``."""
+    from eli5.explain import explain_weights  # optional dependency
 
-    from .estimator import CRF
-
-    explain_weights.register(CRF)(explain_crf_weights)
+    explain_weights.register(estimator)(explain_crf_weights)
 
 
 class _RegisterOnImport(importlib.abc.MetaPathFinder):
     """Registers with eli5 right after eli5 itself is imported."""
+
+    def __init__(self, estimator: type):
+        self.estimator = estimator
 
     def find_spec(self, name, path=None, target=None):
         if name != "eli5":
@@ -81,16 +83,17 @@ class _RegisterOnImport(importlib.abc.MetaPathFinder):
 
         def exec_module(module):
             run(module)
-            register()
+            register(self.estimator)
 
         spec.loader.exec_module = exec_module
         return spec
 
 
-def install() -> None:
-    """Register now if eli5 is loaded, else when it is (nothing if it is not installed)."""
+def install(estimator: type) -> None:
+    """Register the class ``estimator`` now if eli5 is loaded, else when it is (nothing if
+    it is not installed)."""
     if "eli5" in sys.modules:
-        register()
+        register(estimator)
     elif not any(isinstance(f, _RegisterOnImport) for f in sys.meta_path) \
             and importlib.util.find_spec("eli5") is not None:
-        sys.meta_path.insert(0, _RegisterOnImport())
+        sys.meta_path.insert(0, _RegisterOnImport(estimator))

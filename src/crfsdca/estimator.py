@@ -2,10 +2,10 @@
 
 Same constructor parameters where they mean something here, same methods and fitted
 attributes; inputs as python-crfsuite reads them (:mod:`crfsdca.data.items`); CRFsuite's
-model and objective (:mod:`crfsdca.feature_set`, :mod:`crfsdca.learner`). The options of
-the solvers are parameters too, named by their run keys (``sampler``, ``non_uniformity``,
-``sag_decrease``, ``lbfgs_memory``...; None: the solver's default); they come from the
-option tables of :mod:`crfsdca.solvers.registry`.
+model and objective (:mod:`crfsdca.training.feature_set`, :mod:`crfsdca.training.learn`).
+The options of the solvers are parameters too, named by their run keys (``sampler``,
+``non_uniformity``, ``sag_decrease``, ``lbfgs_memory``...; None: the solver's default);
+they come from the option tables of :mod:`crfsdca.solvers.registry`.
 """
 
 from __future__ import annotations
@@ -21,9 +21,32 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
 from .data.items import Vocabulary, encode
+from .eli5_support import install as install_eli5_explainer
 from .errors import ConfigError
-from .model_file import Model, dual_path, load_dual, load_model, save_dual, save_model
+from .model.objective import predict as viterbi_labels
+from .model.oracle import sequence_marginals
+from .model_file import (
+    Model,
+    dual_bytes,
+    dual_path,
+    load_dual,
+    load_model,
+    model_format,
+    save_dual,
+    save_model,
+)
+from .runtime.io import check_writable
 from .solvers.registry import SOLVERS, algorithms, canonical_algorithm
+from .tagger import Tagger
+from .training.feature_set import crfsuite_feature_mask
+from .training.learn import DEFAULT_EPSILON, learn, make_problem, solver_options
+from .training.warm_start import (
+    concatenate,
+    dual_state,
+    start_point,
+    state_digests,
+    state_sequences,
+)
 
 CRFSUITE_ONLY: tuple[str, ...] = ()
 """CRFsuite's algorithms that are not offered here (all of them are now)."""
@@ -90,7 +113,7 @@ class CRF(BaseEstimator):
         duality gap ``(P(w) - D) / P(w)`` for ``sdca`` and ``oeg`` (the gap estimate
         triggers, one full pass confirms), ``||grad P(w)||^2 / (2 lambda P(w))`` for
         ``sag-nus``, ``sag-nus-star`` and ``l2sgd``, tested every epoch; None: 3e-4
-        (``crfsdca.learner.DEFAULT_EPSILON``); 0: run the whole budget. For ``lbfgs``,
+        (``crfsdca.training.learn.DEFAULT_EPSILON``); 0: run the whole budget. For ``lbfgs``,
         ``ap``, ``pa`` and ``arow`` it is CRFsuite's ``epsilon`` instead, the solver's own
         test (None: CRFsuite's default; 0: never).
     min_freq : float, default 0.0
@@ -272,16 +295,6 @@ class CRF(BaseEstimator):
         return self._fit(X, y, X_dev, y_dev, add_to_state=True)
 
     def _fit(self, X, y, X_dev, y_dev, add_to_state: bool):
-        from .feature_set import crfsuite_feature_mask
-        from .learner import DEFAULT_EPSILON, learn, make_problem, solver_options
-        from .warm_start import (
-            concatenate,
-            dual_state,
-            start_point,
-            state_digests,
-            state_sequences,
-        )
-
         if (X_dev is None) != (y_dev is None):
             raise ValueError("pass both X_dev and y_dev to use the holdout data")
         X, y = _as_list(X, "X"), _as_list(y, "y")
@@ -391,8 +404,6 @@ class CRF(BaseEstimator):
         return self
 
     def _write_dual(self, path: Path) -> None:
-        from .model_file import dual_bytes
-
         if self.verbose:
             print(f"dual state {dual_bytes(self._dual) / 2**20:.1f} MiB -> {path}",
                   file=sys.stdout)
@@ -401,9 +412,6 @@ class CRF(BaseEstimator):
     def _check_outputs(self) -> None:
         """The model (and dual) file can be written, in a format that holds the model:
         found before training, never after it."""
-        from .io import check_writable
-        from .model_file import model_format
-
         if self.model_filename is None:
             if self.save_dual:
                 raise ConfigError("save_dual writes the dual state beside the model: give "
@@ -450,8 +458,6 @@ class CRF(BaseEstimator):
         """python-crfsuite's ``Tagger`` interface on the trained model (:mod:`crfsdca.tagger`:
         ``set``, ``tag``, ``probability``, ``marginal``, ``info``, ``labels``); None before
         ``fit``, as sklearn-crfsuite's."""
-        from .tagger import Tagger
-
         model = self._current_model()
         if model is None:
             return None
@@ -500,14 +506,12 @@ class CRF(BaseEstimator):
 
     def predict(self, X) -> list[list[str]]:
         """The most likely label sequence (Viterbi) of every sequence of ``X``."""
-        from .model.objective import predict
-
         model = self.model_
         seq, keep, n = self._encode_x(X)
         out: list[list[str]] = [[] for _ in range(n)]
         if not keep:
             return out
-        ids = predict(model.weights, seq, len(model.attributes), len(model.labels))
+        ids = viterbi_labels(model.weights, seq, len(model.attributes), len(model.labels))
         names = np.array(model.labels, dtype=object)
         for j, i in enumerate(keep):
             out[i] = list(names[ids[seq.offsets[j]: seq.offsets[j + 1]]])
@@ -526,8 +530,6 @@ class CRF(BaseEstimator):
 
     def predict_marginals(self, X) -> list[list[dict[str, float]]]:
         """Per item, the marginal probability of every label."""
-        from .model.oracle import sequence_marginals
-
         model = self.model_
         seq, keep, n = self._encode_x(X)
         out: list[list[dict]] = [[] for _ in range(n)]
@@ -620,11 +622,4 @@ def _signature() -> inspect.Signature:
 
 CRF.__init__.__signature__ = _signature()
 
-
-def _register_with_eli5() -> None:
-    from .eli5_support import install
-
-    install()
-
-
-_register_with_eli5()
+install_eli5_explainer(CRF)

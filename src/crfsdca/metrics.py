@@ -16,6 +16,8 @@ from itertools import chain
 
 import numpy as np
 
+from .model.evaluation import chunk_f1, chunk_scheme
+
 __all__ = [
     "chunk_precision_recall_f1",
     "flat_accuracy_score",
@@ -150,7 +152,6 @@ def chunk_precision_recall_f1(y_true, y_pred) -> tuple[float, float, float]:
     names = _chunk_labels(flat_true, flat_pred)
     if not names or names == ["O"]:
         return 0.0, 0.0, 0.0
-    from .model.evaluation import chunk_f1, chunk_scheme
 
     scheme = chunk_scheme(names)
     if scheme is None:

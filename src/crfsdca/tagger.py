@@ -3,7 +3,7 @@ probability and marginals of one item sequence at a time.
 
 Same methods, arguments, results and exception types as ``pycrfsuite.Tagger`` (checked
 against it by ``tests/test_tagger.py``). The model is a file, CRFsuite's binary model
-(:mod:`crfsdca.crfsuite_model`) or crfsdca's own (:mod:`crfsdca.model_file`), or an
+(:mod:`crfsdca.formats.crfsuite_model`) or crfsdca's own (:mod:`crfsdca.model_file`), or an
 in-memory :class:`~crfsdca.model_file.Model` (:meth:`Tagger.from_model`); crfsdca's bias
 weights (every, first, last position) enter every score, as in training. Items are read
 as :mod:`crfsdca.data.items` reads them (python-crfsuite's formats, plus lists of

@@ -27,14 +27,14 @@ if os.path.isdir(_SRC):
     CRFSDCA = f"PYTHONPATH={shlex.quote(_SRC)}${{PYTHONPATH:+:$PYTHONPATH}} {CRFSDCA}"
     sys.path.insert(0, _SRC)
 
-from crfsdca import memory
+from crfsdca.runtime import memory
 from crfsdca.data.readers import reader_columns
 from crfsdca.data.templates import check_fields, parse_templates
 from crfsdca.errors import ConfigError
-from crfsdca.report import catalog
+from crfsdca.reproduction.report import catalog
 from crfsdca.solvers import registry
-from crfsdca.status import FINISHED, read_status
-from crfsdca.sources import closure_files
+from crfsdca.training.status import FINISHED, read_status
+from crfsdca.reproduction.sources import closure_files
 
 # Timed jobs run on one thread: numba and the BLAS behind numpy/scipy (OpenBLAS, MKL,
 # OpenMP) are pinned in the shell command, so that solver seconds compare across methods.
@@ -302,10 +302,10 @@ def _mem_mb(nbytes):
 
 
 def train_mem_mb(wildcards, input):
-    """Memory of a run (crfsdca.memory: its dataset, its solver's state, the process)."""
+    """Memory of a run (crfsdca.runtime.memory: its dataset, its solver's state, the process)."""
     sizes = _dataset_sizes(input.data)
     solver, options, _ = RUNS[(wildcards.dataset, wildcards.run)]
-    return _mem_mb(memory.train_job_bytes(solver, options, sizes))
+    return _mem_mb(registry.spec(solver).train_job_bytes(options, sizes))
 
 
 def _on_cluster():
@@ -342,7 +342,7 @@ def crfsuite_mem_mb(wildcards, input):
 
 
 # ---------------------------------------------------------------------------- report
-# Figures and tables (crfsdca.report.catalog), and the runs each one reads.
+# Figures and tables (crfsdca.reproduction.report.catalog), and the runs each one reads.
 FIGURE_FILES = [
     f"{RESULTS}/figures/{name}.{ext}"
     for name in catalog.FIGURES

@@ -19,7 +19,7 @@ import sys
 
 from .. import __version__
 from ..errors import CrfsdcaError, Terminated
-from ..signals import EXIT_SIGINT, EXIT_SIGTERM, sigterm_raises
+from ..runtime.signals import EXIT_SIGINT, EXIT_SIGTERM, sigterm_raises
 
 EXIT_SIGPIPE = 141
 """The exit status of a command whose output pipe closed (as if killed by SIGPIPE)."""

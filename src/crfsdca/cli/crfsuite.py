@@ -12,6 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..runtime.io import check_writable, sha256_file
+from ..runtime.signals import shielded
+from ..training.status import exit_status
 from .arguments import COUNT, NON_NEGATIVE, POSITIVE
 
 
@@ -31,15 +34,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..crfsuite import FinishedRun, trace_rows, train_crfsuite, weights_from_model
+    # loaded when the command runs, not for its --help (numpy, numba, h5py)
     from ..data.hdf5 import load_dataset
-    from ..io import check_writable, sha256_file
-    from ..rundir import save_run
-    from ..signals import shielded
+    from ..reproduction.crfsuite_baseline import (
+        FinishedRun,
+        trace_rows,
+        train_crfsuite,
+        weights_from_model,
+    )
+    from ..reproduction.rundir import save_run
     from ..solvers.base import Problem
     from ..solvers.monitor import Monitor
-    from ..status import exit_status
-    from ..training import TrainResult
+    from ..training.run import TrainResult
 
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     log = logging.getLogger("crfsdca.crfsuite")

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..runtime.io import sha256_file
 from . import log
 
 
@@ -20,6 +21,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # loaded when the command runs, not for its --help (numpy, numba, h5py)
     from ..data.raw import ContentCheck, download
 
     if (args.rows is None) != (args.columns is None):
@@ -30,8 +32,6 @@ def run(args: argparse.Namespace) -> int:
     how = download(args.url, args.output, args.sha256, content, timeout=args.timeout)
     log(f"downloaded {args.url} -> {args.output} (verified by {how})")
     if how == "content":
-        from ..io import sha256_file
-
         plain = " over plain http (unauthenticated)" if args.url.startswith("http:") else ""
         log(f"warning: {args.output}: accepted on the content check alone ({args.rows} rows "
             f"of {args.columns} columns), fetched{plain}: its sha256 "

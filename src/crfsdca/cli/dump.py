@@ -12,9 +12,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # loaded when the command runs, not for its --help (numpy, numba, h5py)
     import numpy as np
 
-    from ..model_file import FORMAT, FORMAT_VERSION, load_model
+    from ..formats.hdf5_model import FORMAT, FORMAT_VERSION
+    from ..model_file import load_model
 
     m = load_model(args.model)
     w, layout = m.weights, m.layout

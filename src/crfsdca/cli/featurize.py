@@ -8,6 +8,8 @@ import time
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..reproduction.config import load_config
+from ..runtime.io import check_writable
 from . import log
 
 
@@ -23,10 +25,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # loaded when the command runs, not for its --help (numpy, numba, h5py)
     from ..data.featurize import featurize, spec_from_config
     from ..data.hdf5 import write_dataset
     from ..data.table1 import dataset_row
-    from ..io import check_writable
 
     if args.spec is not None:
         try:
@@ -35,8 +37,6 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"--spec is not valid JSON: {e}") from None
         raw_dir = args.raw_dir
     else:
-        from ..config import load_config
-
         config = load_config(args.config)
         spec = spec_from_config(config, args.dataset)
         raw_dir = args.raw_dir or config.get("raw_dir")

@@ -14,6 +14,9 @@ import random
 import sys
 
 from ..errors import ConfigError, CrfsdcaError
+from ..solvers.options import _parse_bool
+from ..solvers.registry import ALGORITHM_ALIASES, algorithms, canonical_algorithm, spec
+from ..training.status import exit_status
 
 PARAMETERS = {
     "c1": ("c1", float), "c2": ("c2", float), "max_iterations": ("max_iterations", int),
@@ -34,8 +37,8 @@ option tables' ``crfsuite`` names are sklearn-crfsuite's)."""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    # loaded when the command runs, not for its --help (numpy, numba, h5py)
     from ..model_file import MODEL_FORMATS
-    from ..solvers.registry import ALGORITHM_ALIASES, algorithms
 
     p.add_argument("files", nargs="*", metavar="FILE", help="CRFsuite-format data ('-': "
                    "standard input); file k is group k")
@@ -74,8 +77,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def parse_params(items: list[str]) -> dict:
     """Estimator parameters from ``-p NAME=VALUE`` arguments."""
+    # loaded when the command runs, not for its --help (numpy, numba, h5py)
     from ..estimator import SOLVER_PARAMETERS
-    from ..solvers.options import _parse_bool
 
     out = {}
     for item in items:
@@ -115,8 +118,8 @@ def _groups(n: int, args) -> list[int] | None:
 def parameter_help(algorithm: str) -> str:
     """``-H``: the parameters ``-p`` takes for ``algorithm``, with defaults and help (the
     option table's; CRFsuite's name and default where the option is CRFsuite's)."""
+    # loaded when the command runs, not for its --help (numpy, numba, h5py)
     from ..estimator import _BASE_PARAMETERS
-    from ..solvers.registry import spec
 
     lines = [f"PARAMETERS for {algorithm} (1d):", ""]
     for name, (key, kind) in PARAMETERS.items():
@@ -144,8 +147,6 @@ def run(args: argparse.Namespace) -> int:
     import contextlib
 
     if args.help_parameters:
-        from ..solvers.registry import canonical_algorithm
-
         sys.stdout.write(parameter_help(canonical_algorithm(args.algorithm or "sdca")))
         return 0
     if not args.files:
@@ -158,9 +159,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _learn(args: argparse.Namespace) -> int:
+    # loaded when the command runs, not for its --help (numpy, numba, h5py)
     from ..data.crfsuite_format import read_files
     from ..estimator import CRF
-    from ..status import exit_status
 
     out = sys.stdout
     params = parse_params(args.params)

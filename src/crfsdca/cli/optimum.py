@@ -3,7 +3,7 @@
 ``python -m crfsdca optimum --data data/processed/ocr.h5 --out results/optimum/ocr.h5``
 minimizes P with the package's L-BFGS (or, ``--method scipy``, scipy's L-BFGS-B and a
 polish by ours), and writes w*, P*, ||grad P(w*)|| and the gap bound
-||grad P||^2 / (2 lambda) >= P(w*) - P* (see :mod:`crfsdca.optimum`).
+||grad P||^2 / (2 lambda) >= P(w*) - P* (see :mod:`crfsdca.reproduction.optimum`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ConfigError
-from ..optimum import METHODS
+from ..errors import ConfigError, DataFormatError
+from ..reproduction.optimum import METHODS
+from ..runtime.io import check_writable, sha256_file
 from . import log
 from .arguments import COUNT, NON_NEGATIVE_INT, POSITIVE
 
@@ -51,9 +52,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _initial_weights(path: Path, dim: int):
     """Weights of an optimum file or of a run's weights.h5, checked against the problem."""
-    from ..errors import DataFormatError
-    from ..optimum import read_optimum
-    from ..rundir import read_weights
+    # loaded when the command runs, not for its --help (numpy, numba, h5py)
+    from ..reproduction.optimum import read_optimum
+    from ..reproduction.rundir import read_weights
 
     try:
         w = read_optimum(path).w_star
@@ -73,10 +74,10 @@ def _initial_weights(path: Path, dim: int):
 
 
 def run(args: argparse.Namespace) -> int:
+    # loaded when the command runs, not for its --help (numpy, numba, h5py)
     from ..data.hdf5 import load_dataset
-    from ..io import check_writable, sha256_file
-    from ..memory import DataSizes, check, optimum_bytes
-    from ..optimum import compute_optimum, write_optimum
+    from ..reproduction.optimum import compute_optimum, write_optimum
+    from ..runtime.memory import DataSizes, check, optimum_bytes
     from ..solvers.base import Problem
 
     check_writable(args.out)

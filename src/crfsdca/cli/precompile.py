@@ -1,9 +1,153 @@
-"""The ``precompile`` command: the library's kernels compiled into numba's cache now,
-not on their first use (:mod:`crfsdca.precompile`)."""
+"""The ``precompile`` command: the library's kernels compiled into numba's cache ahead of
+their first use.
+
+numba compiles a kernel on its first call in a process without a cache, some 45 s for
+a first ``fit`` + ``predict`` with the default solver on a two-core machine. The
+workloads below run every path of the library (each offered algorithm, L2 and elastic
+net, one and two threads, ``predict``, marginals, the tagger, models saved and loaded in
+both formats) on a tiny data set, so that numba's cache holds every kernel those paths
+call. The wheel build runs them in the package it ships (see ``setup.py``), and
+``crfsdca precompile`` runs them where a user wants them: a container image, the workers
+of a cluster, a read-only install with ``NUMBA_CACHE_DIR`` set.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from ..errors import ConfigError
+from ..solvers.registry import SOLVERS
+from . import log, main
+
+_WORDS = ("the cat sat on a mat", "A Dog ran far", "the dog sat", "a cat ran on the mat")
+_TAGS = {"the": "D", "a": "D", "cat": "N", "dog": "N", "mat": "N", "sat": "V", "ran": "V",
+         "on": "P", "far": "R"}
+
+
+def tiny_data(copies: int = 8):
+    """Sequences of items in both of python-crfsuite's forms (dicts with string, boolean
+    and numeric values; lists of attribute names), and their labels."""
+    X, y = [], []
+    for s in _WORDS * copies:
+        words = s.split()
+        X.append([{"w": w.lower(), "cap": w[0].isupper(), "len": len(w) / 4,
+                   "suffix": w[-2:]} for w in words])
+        y.append([_TAGS[w.lower()] for w in words])
+    X.append([["w=" + w, "first"] for w in _WORDS[0].split()])
+    y.append([_TAGS[w] for w in _WORDS[0].split()])
+    return X, y
+
+
+def _use(crf, X, folder: Path) -> None:
+    """What a user does with a fitted model: predict, marginals, save, load, tag."""
+    # loaded when the command runs, not for its --help (numpy, numba, h5py)
+    from ..tagger import Tagger
+
+    crf.predict(X)
+    crf.predict_single(X[0])
+    crf.predict_marginals(X[:2])
+    crf.score(X[:4], crf.predict(X[:4]))
+    for fmt in ("crfsuite", "hdf5"):
+        path = folder / f"model.{fmt}"
+        saved = crf.__class__(algorithm=crf.algorithm, c1=crf.c1, c2=crf.c2,
+                              max_iterations=2, model_filename=str(path), model_format=fmt)
+        saved.fit(X, crf.predict(X))
+        loaded = crf.__class__(model_filename=str(path))
+        loaded.predict(X[:2])
+        loaded.predict_marginals_single(X[0])
+        with Tagger() as tagger:
+            tagger.open(str(path))
+            tagger.set(X[0])
+            tagger.tag()
+            tagger.probability(tagger.tag())
+            tagger.marginal(tagger.labels()[0], 0)
+
+
+def _fits(spec) -> Callable[[], None]:
+    """Fits by the solver of registry entry ``spec``: L2, and the elastic net where it
+    takes one; one thread, and two where it runs them."""
+    def run() -> None:
+        # loaded when the command runs, not for its --help (numpy, numba, h5py)
+        from ..estimator import CRF
+
+        X, y = tiny_data()
+        with tempfile.TemporaryDirectory(prefix="crfsdca-precompile-") as tmp:
+            for c1 in (0.0, 0.1) if spec.supports_l1 else (0.0,):
+                for threads in (1, 2) if spec.supports_threads else (1,):
+                    crf = CRF(algorithm=spec.name, c1=c1, c2=0.1, threads=threads,
+                              max_iterations=3, all_possible_transitions=True)
+                    crf.fit(X, y, X_dev=X[:3], y_dev=y[:3])
+            _use(crf, X, Path(tmp))
+    return run
+
+
+def _command_line() -> None:
+    """``crfsdca learn`` and ``tag`` on a file in CRFsuite's format."""
+    lines = []
+    for s in _WORDS:
+        lines += [f"{_TAGS[w.lower()]}\tw={w.lower()}\tcap:{int(w[0].isupper())}"
+                  for w in s.split()] + [""]
+    with tempfile.TemporaryDirectory(prefix="crfsdca-precompile-") as tmp, \
+            open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull), \
+            contextlib.redirect_stderr(devnull):
+        data = Path(tmp) / "train.txt"
+        data.write_text("\n".join(lines) + "\n")
+        model = str(Path(tmp) / "m.model")
+        for extra in ([], ["-a", "lbfgs", "-p", "c1=0.1"]):
+            if main(["learn", "-q", "-m", model, *extra, str(data)]) != 0:
+                raise RuntimeError("crfsdca learn failed on the precompile data")
+        if main(["tag", "-m", model, "-i", "-p", str(data)]) != 0:
+            raise RuntimeError("crfsdca tag failed on the precompile data")
+
+
+def workloads() -> dict[str, Callable[[], None]]:
+    """One workload per offered algorithm, and the command line; each name runs alone
+    (``crfsdca precompile --only NAME``)."""
+    jobs = {s.name: _fits(s) for s in SOLVERS.values() if s.offered}
+    jobs["command-line"] = _command_line
+    return jobs
+
+
+def precompile(jobs: int = 1, only: list[str] | None = None, log=print) -> float:
+    """Run the workloads (``jobs`` processes at a time, then once more in this process,
+    which compiles what the processes' concurrent writes to one cache index lost); returns
+    the seconds taken."""
+    # loaded when the command runs, not for its --help (numpy, numba, h5py)
+    from ..runtime.kernel_cache import persistent
+
+    if not persistent():
+        raise RuntimeError("numba has no writable cache folder here: set NUMBA_CACHE_DIR")
+    table = workloads()
+    names = list(table) if not only else only
+    unknown = sorted(set(names) - set(table))
+    if unknown:
+        raise ValueError(f"unknown workload(s) {unknown}; known: {sorted(table)}")
+    t0 = time.perf_counter()
+    if jobs > 1:
+        running: list[tuple[str, subprocess.Popen]] = []
+        pending = list(names)
+        while pending or running:
+            while pending and len(running) < jobs:
+                name = pending.pop(0)
+                running.append((name, subprocess.Popen(
+                    [sys.executable, "-m", "crfsdca", "precompile", "--only", name],
+                    stdout=subprocess.DEVNULL)))
+            name, proc = running.pop(0)
+            if proc.wait() != 0:
+                raise RuntimeError(f"precompile workload {name} exited {proc.returncode}")
+    for name in names:
+        t = time.perf_counter()
+        table[name]()
+        log(f"{name:>14}: {time.perf_counter() - t:6.1f} s")
+    return time.perf_counter() - t0
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -15,10 +159,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..errors import ConfigError
-    from ..precompile import precompile
-    from . import log
-
     if args.jobs < 1:
         raise ConfigError(f"--jobs must be at least 1, not {args.jobs}")
     try:

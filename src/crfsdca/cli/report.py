@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from ..errors import ConfigError
-from ..report import catalog
+from ..reproduction.report import catalog
 
 FIGURE_NAMES = tuple(catalog.FIGURES)
 TABLE_NAMES = tuple(catalog.TABLES)
@@ -66,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
-    from ..report.load import load_runs
+    # loaded when the command runs, not for its --help (numpy, numba, h5py)
+    from ..reproduction.report.load import load_runs
 
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     log = logging.getLogger("crfsdca.report")
@@ -75,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"no finished run under {' '.join(map(str, args.runs))} (a run "
                           "directory holds meta.json and a non-empty trace.csv)")
     if args.what == "figure":
-        from ..report.figures import draw, has_data, save_figure
+        # loaded when the command runs, not for its --help (numpy, numba, h5py)
+        from ..reproduction.report.figures import draw, has_data, save_figure
 
         if args.png is None and args.pdf is None:
             raise ConfigError("give --png and/or --pdf")
@@ -87,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
         log.info("%s from %d runs -> %s", args.name, len(rs.runs),
                  " ".join(str(p) for p in (args.png, args.pdf) if p is not None))
     elif args.what == "table":
-        from ..report.tables import TABLES, write_table
+        # loaded when the command runs, not for its --help (numpy, numba, h5py)
+        from ..reproduction.report.tables import TABLES, write_table
 
         if args.csv is None and args.md is None:
             raise ConfigError("give --csv and/or --md")
@@ -99,7 +102,8 @@ def run(args: argparse.Namespace) -> int:
         log.info("%s (%d rows) from %d runs -> %s", args.name, len(table), len(rs.runs),
                  " ".join(str(p) for p in (args.csv, args.md) if p is not None))
     else:
-        from ..report.markdown import write_report
+        # loaded when the command runs, not for its --help (numpy, numba, h5py)
+        from ..reproduction.report.markdown import write_report
 
         write_report(rs, args.out, args.figures_dir, args.tables, args.table1)
         log.info("report from %d runs -> %s", len(rs.runs), args.out)

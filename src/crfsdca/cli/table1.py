@@ -15,6 +15,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # loaded when the command runs, not for its --help (numpy, numba, h5py)
     from ..data.hdf5 import load_dataset
     from ..data.table1 import table_rows, write_table1
 

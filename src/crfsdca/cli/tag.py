@@ -3,8 +3,9 @@
 Output as CRFsuite's: one label per line and a blank line after each sequence; ``-r`` puts
 the reference label first, ``-i`` the marginal of the predicted label after it (``:p``),
 ``-l`` every label's marginal; ``-p`` prints ``@score`` and ``@probability`` before each
-sequence; ``-t`` prints the evaluation report (:mod:`crfsdca.tagging`), ``-q`` nothing
-else. The whole input is read, and checked, before anything is printed.
+sequence; ``-t`` prints the evaluation report
+(:func:`crfsdca.model.evaluation.evaluation_report`), ``-q`` nothing else. The whole input
+is read, and checked, before anything is printed.
 """
 
 from __future__ import annotations
@@ -30,14 +31,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # loaded when the command runs, not for its --help (numpy, numba, h5py)
     import time
 
     import numpy as np
 
     from ..data.crfsuite_format import parse_lines, read_text
+    from ..model.evaluation import evaluation_report
+    from ..model.numpy_tagger import path_scores, predict
     from ..model_file import load_model
-    from ..numpy_tagger import predict
-    from ..tagging import encode_for, encode_text_for, evaluation_report, path_scores
 
     model = load_model(args.model)
     text = read_text(args.file)
@@ -54,13 +56,14 @@ def run(args: argparse.Namespace) -> int:
     seq, names = encoded
     pred = predict(model.layout, model.weights, seq)  # numba's labels, without numba
     seconds = time.perf_counter() - t0
-    scores = path_scores(model, seq, pred) if args.probability else None
+    scores = path_scores(model.layout, model.weights, seq, pred) if args.probability else None
     if not args.quiet:
         lines = []
         for i in range(seq.n_sequences):
             s, e = int(seq.offsets[i]), int(seq.offsets[i + 1])
             unary = None
             if need_marginals:  # numba's kernels (0.8 s of a command's start)
+                # loaded when the command runs, not for its --help (numpy, numba, h5py)
                 from ..model.oracle import sequence_marginals
 
                 logz, unary, _ = sequence_marginals(model.weights, A, K, seq, i)
@@ -83,3 +86,47 @@ def run(args: argparse.Namespace) -> int:
                   f"({seq.n_sequences / max(seconds, 1e-9):.1f} [instance/sec])\n")
     out.flush()
     return 0
+
+
+def _attribute_ids(model) -> dict[str, int]:
+    return {a: i for i, a in enumerate(model.attributes)}
+
+
+def encode_for(model, inst):
+    """The split of ``inst`` in the model's ids, and the label names (the model's, then
+    labels it lacks)."""
+    # loaded when the command runs, not for its --help (numpy, numba, h5py)
+    from ..data.items import Vocabulary, encode
+
+    labels = Vocabulary(model.labels)
+    vocab = Vocabulary()
+    vocab.ids = _attribute_ids(model)
+    seq = encode(inst.X, inst.y, vocab, labels, grow=False, grow_labels=True).seq
+    return seq, labels.strings()
+
+
+def encode_text_for(model, text: str):
+    """:func:`encode_for` of a whole data file's text, the same split straight from the
+    text (:func:`~crfsdca.data.crfsuite_format.flat_items`), or None where the file needs
+    the line reader. numpy alone (:func:`crfsdca.model.numpy_tagger.csr_entries` makes the
+    split's arrays), so that a command that only tags need not import numba."""
+    # loaded when the command runs, not for its --help (numpy, numba, h5py)
+    import numpy as np
+
+    from ..data.crfsuite_format import flat_items
+    from ..data.items import Vocabulary, _label_ids
+    from ..data.sequences import make_sequences
+    from ..model.numpy_tagger import csr_entries
+
+    flat = flat_items(text, _attribute_ids(model))
+    if flat is None or not len(flat.lengths):
+        return None
+    labels = Vocabulary(model.labels)
+    offsets = np.zeros(len(flat.lengths) + 1, dtype=np.int64)
+    np.cumsum(flat.lengths, out=offsets[1:])
+    label_ids = np.empty(offsets[-1], dtype=np.int32)
+    for i, (a, b) in enumerate(zip(offsets[:-1].tolist(), offsets[1:].tolist(),
+                                           strict=True)):
+        label_ids[a:b] = _label_ids(flat.labels[a:b], labels, True, i)  # errors name i
+    indptr, indices, values = csr_entries(flat.counts, flat.attr_ids, flat.weights)
+    return make_sequences(offsets, label_ids, indptr, indices, values), labels.strings()

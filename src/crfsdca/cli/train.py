@@ -8,12 +8,14 @@ import sys
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..runtime.io import check_writable, sha256_file
+from ..runtime.signals import shielded
+from ..solvers.registry import SOLVERS, spec
+from ..training.status import exit_status
 from .arguments import COUNT, NON_NEGATIVE, NON_NEGATIVE_INT, POSITIVE
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from ..solvers.registry import SOLVERS
-
     p.add_argument("--data", required=True, type=Path, help="featurized dataset (.h5)")
     p.add_argument("--solver", default="sdca", choices=tuple(SOLVERS))
     p.add_argument("--out", required=True, type=Path, help="run directory to write")
@@ -48,8 +50,6 @@ def solver_options(args: argparse.Namespace) -> dict:
 
     A flag of another solver's table is an error, not silently ignored.
     """
-    from ..solvers.registry import SOLVERS, spec
-
     table = spec(args.solver).options
     mine = set(table.given_in(args))
     for other in dict.fromkeys(s.options for s in SOLVERS.values()):
@@ -61,14 +61,11 @@ def solver_options(args: argparse.Namespace) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
+    # loaded when the command runs, not for its --help (numpy, numba, h5py)
     from ..data.hdf5 import load_dataset
-    from ..io import check_writable, sha256_file
-    from ..rundir import save_run
-    from ..signals import shielded
+    from ..reproduction.rundir import save_run
     from ..solvers.base import Problem
-    from ..solvers.registry import spec
-    from ..status import exit_status
-    from ..training import Progress, check_schedule, run_solver
+    from ..training.run import Progress, check_schedule, run_solver
 
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     log = logging.getLogger("crfsdca.train")

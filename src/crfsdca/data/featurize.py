@@ -33,14 +33,15 @@ from typing import Any
 
 import numpy as np
 
-from crfsdca import __version__, memory
+from crfsdca import __version__
 from crfsdca.data.hdf5 import Dataset
 from crfsdca.data.radii import squared_radii
 from crfsdca.data.readers import READERS, Corpus, Sentence, reader_columns
 from crfsdca.data.sequences import Sequences, make_sequences
 from crfsdca.data.templates import Extractor, check_fields, parse_templates
 from crfsdca.errors import ConfigError, DataFormatError
-from crfsdca.io import sha256_file
+from crfsdca.runtime import memory
+from crfsdca.runtime.io import sha256_file
 
 OCR_TEMPLATES = "pixels: one binary attribute p_<row>_<col> per pixel that is on"
 SPEC_KEYS = {"reader", "source", "options", "templates", "min_count", "subset"}

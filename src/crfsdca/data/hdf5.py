@@ -37,7 +37,7 @@ import numpy as np
 from crfsdca import __version__
 from crfsdca.data.sequences import Sequences, make_sequences, validate_sequences
 from crfsdca.errors import DataFormatError
-from crfsdca.io import atomic_path
+from crfsdca.runtime.io import atomic_path
 
 FORMAT = "crfsdca-dataset"
 FORMAT_VERSION = 1

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from crfsdca.errors import ChecksumError, DataFormatError, DownloadError
-from crfsdca.io import atomic_path, sha256_file
+from crfsdca.runtime.io import atomic_path, sha256_file
 
 CHUNK = 1 << 20
 

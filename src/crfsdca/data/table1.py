@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from crfsdca.data.hdf5 import Dataset
-from crfsdca.io import atomic_write
+from crfsdca.runtime.io import atomic_write
 
 COLUMNS = ("d", "n", "N", "K", "A", "a", "mem_gib")
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..jit import NJIT
+from ..runtime.jit import NJIT
 
 LONG_TOKEN = 64
 """Entries of a token above which a stable merge sort replaces the insertion sort (whose

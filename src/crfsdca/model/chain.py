@@ -8,7 +8,7 @@ the same kernels read oracle buffers and slices of the dual marginal store.
 import numpy as np
 from numba import njit
 
-from ..jit import NJIT, NJIT_FAST
+from ..runtime.jit import NJIT, NJIT_FAST
 from .fastmath import flog, xlogx
 from .oracle import chain_marginals, transition_potentials
 

@@ -80,3 +80,46 @@ def chunk_f1(gold: np.ndarray, pred: np.ndarray, offsets: np.ndarray,
 def token_error(gold: np.ndarray, pred: np.ndarray) -> float:
     """Fraction of tokens whose predicted label differs from the gold one."""
     return float(np.mean(gold != pred)) if len(gold) else 0.0
+
+
+def evaluation_report(gold: np.ndarray, pred: np.ndarray, offsets: np.ndarray,
+                      names: list[str], n_model_labels: int) -> str:
+    """CRFsuite's performance report (``crfsdca tag -t``): per label #match, #model, #ref,
+    precision, recall and F1, macro averages, item and instance accuracy; and, when the
+    labels are BIO chunk tags, conlleval's chunk precision, recall and F1. Gold labels
+    the model does not have (ids ``n_model_labels`` and up) count as errors (CRFsuite
+    leaves such sequences out)."""
+    K = n_model_labels
+    L = len(names)
+    match = np.bincount(gold[gold == pred], minlength=L)
+    by_model = np.bincount(pred, minlength=L)
+    by_ref = np.bincount(gold, minlength=L)
+    lines = ["Performance by label (#match, #model, #ref) (precision, recall, F1):"]
+    macro = np.zeros(3)
+    for k in range(K):
+        m, p, r = int(match[k]), int(by_model[k]), int(by_ref[k])
+        if r == 0:
+            lines.append(f"    {names[k]}: ({m}, {p}, {r}) (******, ******, ******)")
+            continue
+        prec = m / p if p else 0.0
+        rec = m / r
+        f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+        macro += (prec, rec, f1)
+        lines.append(f"    {names[k]}: ({m}, {p}, {r}) ({prec:1.4f}, {rec:1.4f}, {f1:1.4f})")
+    macro /= max(K, 1)
+    lines.append(f"Macro-average precision, recall, F1: ({macro[0]:f}, {macro[1]:f}, "
+                 f"{macro[2]:f})")
+    n_items = len(gold)
+    correct = int(np.sum(gold == pred))
+    lines.append(f"Item accuracy: {correct} / {n_items} ({correct / max(n_items, 1):1.4f})")
+    seq_of = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+    wrong = np.bincount(seq_of, weights=(gold != pred), minlength=len(offsets) - 1)
+    n_seq = len(offsets) - 1
+    ok = int(np.sum(wrong == 0))
+    lines.append(f"Instance accuracy: {ok} / {n_seq} ({ok / max(n_seq, 1):1.4f})")
+    scheme = chunk_scheme(list(names))
+    if scheme is not None:
+        p, r, f = chunk_f1(gold.astype(np.int32), pred.astype(np.int32),
+                           offsets.astype(np.int64), scheme)
+        lines.append(f"Chunk precision, recall, F1 (conlleval): ({p:.2f}, {r:.2f}, {f:.2f})")
+    return "\n".join(lines) + "\n"

@@ -8,7 +8,7 @@ over them compiles to AVX2/AVX-512 code. Both are accurate to 1 ulp over their
 whole range (checked against numpy in ``tests/test_fastmath.py``).
 
 Kernels calling these must use ``error_model="numpy"`` (the package's
-:data:`crfsdca.jit.NJIT` options): numba's default Python error model adds a
+:data:`crfsdca.runtime.jit.NJIT` options): numba's default Python error model adds a
 zero-division check to every ``/`` that blocks vectorization.
 """
 

@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 from ..data.sequences import Sequences
-from ..jit import NJIT, aligned_empty
+from ..runtime.jit import NJIT, aligned_empty
 from .layout import WeightLayout
 
 

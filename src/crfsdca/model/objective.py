@@ -5,7 +5,7 @@ store"): unary marginals of sequence i at ``offsets[i]*K`` (T_i x K) and
 pairwise marginals at ``(offsets[i] - i)*K*K`` ((T_i - 1) x K x K). Their sizes
 are known before training starts (:func:`store_sizes`).
 
-Every pass over the sequences runs on ``threads`` threads (:mod:`crfsdca.threads`; the
+Every pass over the sequences runs on ``threads`` threads (:mod:`crfsdca.runtime.threads`; the
 kernels release the GIL): the split is cut into chunks of about equal tokens, dealt to
 the threads' slots in turn (:func:`slot_chunks`), each slot sums its own partial results
 with its own workspace, and the partial results are added in slot order. So a result
@@ -19,10 +19,10 @@ import numpy as np
 from numba import njit
 
 from ..data.sequences import Sequences
-from ..jit import NJIT, abs_sum, aligned_empty, aligned_zeros, dot, stream_empty
-from ..threads import run_parallel
+from ..runtime.jit import NJIT, abs_sum, aligned_empty, aligned_zeros, dot, stream_empty
+from ..runtime.threads import run_parallel
 from .chain import chain_divergence, chain_entropy, smoothed_dirac_marginals
-from .features import NO_MASK
+from .features import NO_MASK, soft_threshold
 from .oracle import (
     NO_LABELS,
     chain_marginals,
@@ -265,8 +265,6 @@ def dual_objective(mu_unary, mu_pair, seq: Sequences, n_attr: int, n_labels: int
     the dual point (kappa = l1 / lam; w = w_hat(mu) without L1; ``math.md`` section 8)."""
     w = weights_from_marginals(mu_unary, mu_pair, seq, n_attr, n_labels, lam, mask)
     if l1:
-        from .features import soft_threshold
-
         w = soft_threshold(w, l1 / lam)
     ent = sequence_entropies(mu_unary, mu_pair, n_labels, seq.offsets,
                              np.empty(seq.n_sequences))

@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..jit import NJIT, NJIT_FAST, aligned_empty, aligned_zeros
+from ..runtime.jit import NJIT, NJIT_FAST, aligned_empty, aligned_zeros
 from .fastmath import fexp, flog
 
 _SAFE_MIN = 1e-280

@@ -13,7 +13,7 @@ direction, SAG's gradient, OEG's change of w).
 
 from numba import njit
 
-from ..jit import NJIT
+from ..runtime.jit import NJIT
 
 
 @njit(**NJIT)

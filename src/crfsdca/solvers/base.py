@@ -18,8 +18,9 @@ from ..data.sequences import Sequences, subset_sequences
 from ..errors import ConfigError
 from ..model.features import NO_MASK, is_full
 from ..model.layout import WeightLayout
-from ..threads import check_threads
+from ..runtime.threads import check_threads
 from .options import Option, OptionTable
+from .registry import SOLVERS
 
 LAMBDA = Option("lambda", float, None, "regularization (default 1/n)", bounds="[0, inf)",
                 nullable=True)
@@ -99,13 +100,11 @@ class Problem:
 
 def _able(capability: str) -> str:
     """The offered solvers that have ``capability`` (a flag of their registry entry)."""
-    from .registry import SOLVERS
-
     return " or ".join(s.name for s in SOLVERS.values() if s.offered and getattr(s, capability))
 
 
 class Solver(ABC):
-    """A CRF solver driven step by step by :func:`crfsdca.training.train`.
+    """A CRF solver driven step by step by :func:`crfsdca.training.run.train`.
 
     ``OPTIONS`` is the solver's option table (:mod:`crfsdca.solvers.registry`): the
     constructor's keyword options are checked against it and completed with its
@@ -116,8 +115,6 @@ class Solver(ABC):
     OPTIONS: OptionTable | None = None
 
     def __init__(self, problem: Problem, seed: int = 0, threads: int = 1, **options):
-        from .registry import SOLVERS
-
         caps = SOLVERS.get(self.name)
         if problem.l1 > 0 and not (caps and caps.supports_l1):
             raise ConfigError(f"{self.name} does not handle an L1 term (c1 > 0): use "

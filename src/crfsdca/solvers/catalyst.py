@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..jit import NJIT, NJIT_FAST, stream_copy
+from ..runtime.jit import NJIT, NJIT_FAST, stream_copy
 
 
 @njit(**NJIT_FAST)

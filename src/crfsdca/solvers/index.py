@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..jit import NJIT
+from ..runtime.jit import NJIT
 
 
 class SequenceIndex(NamedTuple):

@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from ..jit import aligned_zeros
+from ..runtime.jit import aligned_zeros
 from .base import Problem
 from .l2sgd_kernel import (
     DECAY,

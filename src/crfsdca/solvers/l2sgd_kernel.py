@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..jit import NJIT
 from ..model.oracle import (
     NO_LABELS,
     chain_marginals,
@@ -25,6 +24,7 @@ from ..model.oracle import (
     transition_potentials,
     unary_scores,
 )
+from ..runtime.jit import NJIT
 
 T_STEPS = 0
 DECAY = 1

@@ -28,9 +28,9 @@ import numpy as np
 
 from ..data.sequences import subset_sequences
 from ..errors import ConfigError
-from ..jit import aligned_copy, aligned_empty, aligned_zeros, dot
 from ..model.features import is_full, pseudo_gradient
 from ..model.objective import SlotBuffers, primal_and_gradient
+from ..runtime.jit import aligned_copy, aligned_empty, aligned_zeros, dot
 from .base import Problem, Solver
 from .lbfgs_kernel import orthant_point, two_loop
 from .more_thuente import more_thuente
@@ -104,7 +104,7 @@ class LBFGS(Solver):
     0.9 phi'(0) <= phi'(t) <= 0.1 |phi'(0)|. It ignores the values of P, so it keeps
     making progress when the decrease of P falls below the rounding noise of its
     evaluation (P is convex, so phi' is increasing);
-    :func:`crfsdca.optimum.compute_optimum` polishes with it. ``w0`` is the starting
+    :func:`crfsdca.reproduction.optimum.compute_optimum` polishes with it. ``w0`` is the starting
     point (default 0).
 
     The first step length is min(1, 1/||g||_1) (minFunc's choice), later ones 1.

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..jit import NJIT
+from ..runtime.jit import NJIT
 
 
 @njit(**NJIT)

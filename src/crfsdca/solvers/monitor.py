@@ -13,10 +13,10 @@ import math
 
 import numpy as np
 
-from ..jit import dot
 from ..model.evaluation import chunk_f1, chunk_scheme, token_error
 from ..model.features import pseudo_gradient
 from ..model.objective import predict, primal, primal_and_gradient
+from ..runtime.jit import dot
 from .base import Problem, Solver
 
 TRACE_COLUMNS = (

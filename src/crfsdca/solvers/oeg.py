@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..jit import aligned_zeros, dot
 from ..model.oracle import make_workspace
+from ..runtime.jit import aligned_zeros, dot
 from .base import Problem, Solver
 from .index import max_distinct_attributes, sequence_index
 from .oeg_kernel import (

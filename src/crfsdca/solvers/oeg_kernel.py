@@ -24,7 +24,6 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..jit import NJIT
 from ..model.oracle import (
     Workspace,
     chain_marginals,
@@ -33,6 +32,7 @@ from ..model.oracle import (
     unary_scores,
 )
 from ..model.stats import apply_mask, mask_direction
+from ..runtime.jit import NJIT
 from .registry import OEG_OPTIONS
 from .rng import permutation, randint
 

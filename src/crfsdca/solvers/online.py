@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..jit import aligned_zeros
 from ..model.oracle import make_workspace
+from ..runtime.jit import aligned_zeros
 from .base import Problem, Solver
 from .online_kernel import (
     DECODES,

@@ -23,8 +23,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..jit import NJIT
 from ..model.oracle import labeling_score, transition_offset, unary_scores, viterbi
+from ..runtime.jit import NJIT
 from .rng import randint
 
 DIRECT = 0

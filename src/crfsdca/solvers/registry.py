@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ..errors import ConfigError
+from ..runtime import memory
 from .options import Option, OptionTable, short_number
 
 # -------------------------------------------------------------------------------- SDCA
@@ -269,10 +270,10 @@ def canonical_algorithm(name):
 
 # -------------------------------------------------------------------------------- memory
 # The bytes of each solver's state, by the names of its memory_bytes() (a test holds them
-# together), from the data sizes (:class:`crfsdca.memory.DataSizes`: n sequences, N
+# together), from the data sizes (:class:`crfsdca.runtime.memory.DataSizes`: n sequences, N
 # tokens, K labels, A attributes, dim d) and the solver's resolved options.
 
-F64 = 8
+F64 = memory.F64
 
 
 def _itemsize(dtype: str) -> int:
@@ -426,6 +427,17 @@ class SolverSpec:
         """The bytes of the solver's state for ``options`` (given ones; the table's
         defaults fill in the rest) on data of ``sizes``."""
         return self.state(self.options.resolve(options), sizes)
+
+    def train_bytes(self, options: Mapping, sizes) -> int:
+        """What a training run allocates once its dataset is loaded: the solver's state,
+        its other allocations (an index, work vectors) and the run's working vectors."""
+        return (sum(self.state_bytes(options, sizes).values()) + self.workspace(sizes)
+                + memory.WORK_VECTORS * sizes.dim * memory.F64)
+
+    def train_job_bytes(self, options: Mapping, sizes) -> int:
+        """The memory of a ``train`` job: process, dataset, and :meth:`train_bytes`."""
+        return memory.BASE_JOB_BYTES + memory.dataset_bytes(sizes) \
+            + self.train_bytes(options, sizes)
 
     def build(self, problem, seed: int = 0, threads: int = 1, start=None, **options):
         """The solver on ``problem``; ``start`` is what it continues from (a dual state's

@@ -7,7 +7,7 @@ reproducible from its seed whatever else calls numba's global generator.
 import numpy as np
 from numba import njit
 
-from ..jit import NJIT, line_zeros
+from ..runtime.jit import NJIT, line_zeros
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)

@@ -25,7 +25,6 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..jit import NJIT, cycles
 from ..model.oracle import (
     Workspace,
     forward_backward,
@@ -35,6 +34,7 @@ from ..model.oracle import (
     transition_potentials,
 )
 from ..model.stats import mask_direction
+from ..runtime.jit import NJIT, cycles
 from .registry import SAG_OPTIONS
 from .rng import randint, uniform
 from .trees import sum_tree_draw, sum_tree_update

@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..jit import NJIT, line_zeros
+from ..runtime.jit import NJIT, line_zeros
 from .registry import SAMPLERS
 from .rng import permutation, randint, uniform
 from .trees import (

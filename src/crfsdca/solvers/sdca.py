@@ -7,7 +7,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..jit import aligned_copy, aligned_empty, aligned_zeros, dot, line_zeros, stream_copy
 from ..model.features import soft_threshold
 from ..model.objective import (
     dirac_start,
@@ -17,7 +16,8 @@ from ..model.objective import (
     weights_from_marginals,
 )
 from ..model.oracle import make_workspace
-from ..threads import run_parallel
+from ..runtime.jit import aligned_copy, aligned_empty, aligned_zeros, dot, line_zeros, stream_copy
+from ..runtime.threads import run_parallel
 from .base import Problem, Solver
 from .catalyst import CatalystLoop, kappa_ratio
 from .index import max_distinct_attributes, sequence_index

@@ -33,7 +33,6 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..jit import NJIT, NJIT_FAST, cycles, lock, prefetch_range, unlock
 from ..model.chain import chain_entropy
 from ..model.fastmath import flog
 from ..model.oracle import (
@@ -47,6 +46,7 @@ from ..model.oracle import (
     unary_scores,
 )
 from ..model.stats import mask_direction
+from ..runtime.jit import NJIT, NJIT_FAST, cycles, lock, prefetch_range, unlock
 from .sampling import draw, lane_sampler, record_gap
 from .sdca_linesearch import (
     FIXED,

@@ -16,8 +16,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..jit import NJIT, NJIT_FAST
 from ..model.fastmath import flog_normal
+from ..runtime.jit import NJIT, NJIT_FAST
 from .registry import LINE_SEARCHES
 
 LINE_SEARCH_CODES = {name: code for code, name in enumerate(LINE_SEARCHES)}

@@ -1,7 +1,7 @@
 """The spin locks of parallel SDCA (``math.md`` section 9): the threads add to the shared
 weights under the locks of stripes of w's rows (:func:`row_locks`), and draw from each
 lane's sampler under its lock (:func:`lane_locks`). The locks themselves are
-:func:`crfsdca.jit.lock` / :func:`crfsdca.jit.unlock` on int32 entries.
+:func:`crfsdca.runtime.jit.lock` / :func:`crfsdca.runtime.jit.unlock` on int32 entries.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..jit import NJIT, lock, unlock
+from ..runtime.jit import NJIT, lock, unlock
 
 LOCK_SPACING = 16
 """int32 per lock: one lock per cache line, so threads do not contend for a line unless

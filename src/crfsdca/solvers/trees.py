@@ -8,7 +8,7 @@ keeps the argmax of every subtree in a parallel int64 array.
 import numpy as np
 from numba import njit
 
-from ..jit import NJIT
+from ..runtime.jit import NJIT
 
 
 def tree_size(n: int) -> int:

@@ -1,0 +1,59 @@
+"""SIGTERM handled like Ctrl-C, and saves that no signal cuts short.
+
+``kill``, ``timeout`` and SLURM (time limit, preemption) send SIGTERM, which by default ends
+Python at once: a training run would lose everything, while Ctrl-C keeps it.
+:func:`sigterm_raises` turns SIGTERM into :class:`~crfsdca.errors.Terminated` in the main
+thread, so the training loop stops at its next step and keeps its rows (status
+``terminated``); commands that keep nothing exit without a partial artifact (every write
+is atomic). :func:`shielded` lets the saving of a run finish whatever signal comes in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+
+from ..errors import Terminated
+
+EXIT_SIGINT = 128 + signal.SIGINT
+EXIT_SIGTERM = 128 + signal.SIGTERM
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated(f"signal {signum}")
+
+
+def _in_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+@contextlib.contextmanager
+def sigterm_raises() -> Iterator[None]:
+    """Inside the block, SIGTERM raises Terminated (in the main thread; elsewhere a no-op)."""
+    if not _in_main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def shielded() -> Iterator[list[int]]:
+    """Inside the block, SIGINT and SIGTERM are noted in the yielded list, not raised: the
+    files of a run are all written (a second Ctrl-C does not leave half a run)."""
+    received: list[int] = []
+    if not _in_main_thread():
+        yield received
+        return
+    handlers = {s: signal.signal(s, lambda signum, frame: received.append(signum))
+                for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield received
+    finally:
+        for s, h in handlers.items():
+            signal.signal(s, h)

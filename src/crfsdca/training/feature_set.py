@@ -1,0 +1,45 @@
+"""CRFsuite's feature set with its ``feature.minfreq`` cut-off, as a mask over the layout.
+
+:func:`crfsdca.model.features.crfsuite_mask` gives the features CRFsuite generates; CRFsuite
+then keeps those whose frequency is at least ``feature.minfreq``: for a state feature
+(a, y) the sum of the weights of attribute a at the training tokens labeled y, for a
+transition the number of times it occurs (0 for the pairs that only
+``feature.possible_states`` / ``possible_transitions`` add). With ``min_freq`` 0 (the
+default) this also drops the state features whose weights sum to a negative number, as
+CRFsuite does. A pair seen only with weight 0 (sklearn-crfsuite's tutorial gives
+``'word.isupper()': False``) is a feature too, of frequency 0, as in CRFsuite: its weight
+is not 0 at the optimum when the attribute occurs with other labels elsewhere.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..data.items import split_values
+from ..data.sequences import Sequences
+from ..model.features import crfsuite_mask
+from ..model.layout import WeightLayout
+
+
+def crfsuite_feature_mask(train: Sequences, n_attributes: int, n_labels: int,
+                          possible_states: bool = False, possible_transitions: bool = False,
+                          min_freq: float = 0.0, bias: bool = False,
+                          zero_entries: np.ndarray | None = None) -> np.ndarray:
+    """uint8 mask of length d (1: the weight is a feature) for the training split
+    (``zero_entries``: its (attribute, token) pairs of weight 0, from
+    :func:`crfsdca.data.items.encode`)."""
+    A, K = int(n_attributes), int(n_labels)
+    layout = WeightLayout(A, K)
+    mask = crfsuite_mask(train, A, K, possible_states, possible_transitions, bias,
+                         zero_entries)
+    labels = train.labels.astype(np.int64)
+    tok = np.repeat(np.arange(train.n_tokens), np.diff(train.attr_indptr))
+    freq = np.bincount(train.attr_indices.astype(np.int64) * K + labels[tok],
+                       weights=split_values(train), minlength=A * K)
+    mask[: A * K] &= freq >= min_freq
+    inner = np.ones(train.n_tokens, dtype=bool)
+    inner[train.offsets[1:] - 1] = False
+    t = np.flatnonzero(inner)
+    count = np.bincount(labels[t] * K + labels[t + 1], minlength=K * K)
+    mask[layout.transition_offset:] &= count >= min_freq
+    return mask

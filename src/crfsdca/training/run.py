@@ -1,0 +1,317 @@
+"""Drive a solver to a budget and record its trace (saved by :mod:`crfsdca.reproduction.rundir`).
+
+A run stops at its epoch budget, its time limit, or when the duality gap is below a
+tolerance, absolute or relative to the primal value (the finished statuses of
+:data:`crfsdca.training.status.FINISHED`). It stops short, keeping the rows it has, on Ctrl-C
+(``interrupted``), on SIGTERM (``terminated``, see :mod:`crfsdca.runtime.signals`) and at the
+first non-finite primal, dual or gap estimate (``diverged``: going on would only waste
+the budget, and NaN weights are no result).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+
+from ..errors import ConfigError, ResourceError, Terminated
+from ..runtime import memory
+from ..runtime.threads import check_threads
+from ..solvers.base import Solver
+from ..solvers.monitor import EARLY_CHECKPOINTS, Monitor, checkpoints
+from ..solvers.registry import spec
+
+MAX_CHECKPOINTS = 100_000
+"""Trace rows a run may ask for (epochs / period) at most: more is a typo, not a plan."""
+
+log = logging.getLogger("crfsdca.train")
+
+
+@dataclass
+class TrainResult:
+    rows: list[dict] = field(default_factory=list)
+    status: str = "budget"  # status.FINISHED, or interrupted | terminated | diverged
+    solver_seconds: float = 0.0
+
+
+class Progress:
+    """The progress of a run, one of two ways.
+
+    ``status``: one status line rewritten in place (epoch, primal, gap; the ``train``
+    command, on a terminal only unless ``enabled``); ``lines``: a line per checkpoint in
+    CRFsuite's scale (:func:`log_row`: loss n P(w), the certified gap, dev scores; the
+    estimator's ``verbose`` and ``learn``).
+    """
+
+    def __init__(self, stream=None, enabled: bool | None = None, style: str = "status",
+                 n: int = 1):
+        if style not in ("status", "lines"):
+            raise ValueError(f"unknown progress style {style!r}")
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = self.stream.isatty() if enabled is None else enabled
+        self.style, self.n = style, n
+
+    def update(self, row: dict, total_epochs: float) -> None:
+        if not self.enabled:
+            return
+        if self.style == "lines":
+            print(self.line(row), file=self.stream, flush=True)
+            return
+        gap = row["true_gap"] if not math.isnan(row["true_gap"]) else row["gap_estimate"]
+        self.stream.write(
+            f"\repoch {row['epoch']:7.2f}/{total_epochs:g}  primal {row['primal']:.10e}  "
+            f"gap {gap:9.3e}  {row['seconds']:8.2f}s ")
+        self.stream.flush()
+
+    def line(self, row: dict) -> str:
+        r = log_row(row, self.n)
+        text = (f"epoch {r['epoch']:7.2f}  loss {r['loss']:.8e}  gap {r['gap']:.3e} "
+                f"(relative {r['relative_gap']:.2e})  {r['seconds']:7.2f}s")
+        if "dev_accuracy" in r:
+            text += f"  dev accuracy {r['dev_accuracy']:.4f}"
+        if "dev_f1" in r:
+            text += f"  dev F1 {r['dev_f1']:.2f}"
+        return text
+
+    def close(self) -> None:
+        if self.enabled and self.style == "status":
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def certificate(row: dict) -> float:
+    """A bound on P(w) - P* from a trace row: the duality gap P - D of dual methods, else
+    the row's ``certificate`` column (the monitor of the estimator puts
+    ||grad P||^2 / (2 lambda) there), else NaN."""
+    gap = row.get("true_gap", math.nan)
+    return gap if not math.isnan(gap) else row.get("certificate", math.nan)
+
+
+def log_row(row: dict, n: int) -> dict:
+    """A trace row in CRFsuite's scale: loss = n P(w), gap = n times the certified bound
+    on P(w) - P* (:func:`certificate`), its ratio to P(w), and the dev scores when there
+    is a dev set (the rows of the estimator's ``training_log_``)."""
+    cert = certificate(row)
+    out = {"epoch": row["epoch"], "seconds": row["seconds"], "loss": n * row["primal"],
+           "gap": n * cert if not math.isnan(cert) else math.nan,
+           "relative_gap": cert / abs(row["primal"]) if row["primal"] else math.nan}
+    if not math.isnan(row.get("test_error", math.nan)):
+        out["dev_accuracy"] = 1.0 - row["test_error"]
+    if not math.isnan(row.get("test_f1", math.nan)):
+        out["dev_f1"] = row["test_f1"]
+    return out
+
+
+class _Diverged(Exception):
+    """A non-finite primal, dual or gap estimate: the run stops (status ``diverged``)."""
+
+
+class TrainingLog(list):
+    """The rows of :func:`log_row`, one per checkpoint (``iterations``, ``last_iteration``
+    as sklearn-crfsuite's training log has them)."""
+
+    @property
+    def iterations(self) -> list[dict]:
+        return list(self)
+
+    @property
+    def last_iteration(self) -> dict | None:
+        return self[-1] if self else None
+
+
+def check_schedule(epochs: float, period: float, time_limit: float | None = None,
+                   gap_tol: float | None = None) -> None:
+    """Raise ConfigError unless the budget, period and tolerances are finite and > 0 and the
+    trace has at most :data:`MAX_CHECKPOINTS` rows (a run that could never start, or never
+    end, is refused before any work)."""
+    given = {"epochs": epochs, "period": period, "seconds": time_limit, "gap_tol": gap_tol}
+    for name, value in given.items():
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise ConfigError(f"{name} must be a finite number > 0, got {value}")
+    if epochs / period > MAX_CHECKPOINTS:
+        raise ConfigError(f"epochs {epochs:g} / period {period:g} would record "
+                          f"{epochs / period:.3g} trace rows, more than {MAX_CHECKPOINTS:,}: "
+                          "monitor less often (a larger period)")
+
+
+def train(solver: Solver, monitor: Monitor, epochs: float, period: float = 1.0,
+          time_limit: float | None = None, gap_tol: float | None = None,
+          progress: Progress | None = None, chunk_epochs: float = 0.1,
+          relative: bool = False, early: tuple = EARLY_CHECKPOINTS) -> TrainResult:
+    """Run ``solver`` for ``epochs`` epochs (iterations / steps_per_epoch), monitoring it.
+
+    Stops early when the solver's gap estimate falls below ``gap_tol`` and one
+    full-batch duality gap confirms it, or when solver time exceeds ``time_limit``; stops
+    short on Ctrl-C, SIGTERM (as :class:`~crfsdca.errors.Terminated`) or divergence.
+    With ``relative``, the tolerance is ``gap_tol * |P(w)|`` (P of the last row), and for
+    solvers without a gap estimate every row's :func:`certificate` is tested against it.
+    ``early``: the fractions of the first epoch with a row besides 0 and every ``period``.
+    """
+    check_schedule(epochs, period, time_limit, gap_tol)
+    result = TrainResult()
+    has_dual = type(solver).dual is not Solver.dual
+    progress = progress or Progress(enabled=False)
+    spe = solver.steps_per_epoch
+    chunk = max(int(chunk_epochs * spe), 1)
+    steps_done = 0
+    t_solver = 0.0
+    confirm_below = gap_tol  # after a failed confirmation, wait for the estimate to halve
+
+    def tolerance() -> float:
+        return gap_tol * abs(result.rows[-1]["primal"]) if relative else gap_tol
+
+    def record(epoch: float) -> dict:
+        row = monitor.row(solver, t_solver, epoch)
+        result.rows.append(row)
+        progress.update(row, epochs)
+        if not math.isfinite(row["primal"]) or (has_dual and not math.isfinite(row["dual"])):
+            raise _Diverged
+        return row
+
+    def certified(row: dict) -> bool:
+        return gap_tol is not None and certificate(row) <= tolerance()
+
+    def finite(est: float | None) -> float | None:
+        """``est``, unless it is not finite: then a last row, and the run diverged."""
+        if est is not None and not math.isfinite(est):
+            record(steps_done / spe)
+            raise _Diverged
+        return est
+
+    def record_once() -> None:
+        """A row at the current position, unless the last row is already there."""
+        epoch = steps_done / spe
+        if result.rows[-1]["epoch"] != epoch:
+            record(epoch)
+
+    solver.prepare()
+    try:
+        if certified(record(0.0)):
+            result.status = "converged"
+        for target in checkpoints(epochs, period, early)[1:]:
+            if result.status != "budget":
+                break
+            target_steps = int(round(target * spe))
+            while steps_done < target_steps:
+                k = min(chunk, target_steps - steps_done)
+                t0 = time.perf_counter()
+                solver.run(k)
+                t_solver += time.perf_counter() - t0
+                steps_done += k
+                if time_limit is not None and t_solver >= time_limit:
+                    result.status = "time_limit"
+                    break
+                why = solver.finished()
+                if why is not None:  # its own test: CRFsuite's epsilon or delta, a stall
+                    result.status = why
+                    break
+                est = finite(solver.gap_estimate_floor())
+                if gap_tol is None or est is None:
+                    continue
+                below = confirm_below * (abs(result.rows[-1]["primal"]) if relative else 1.0)
+                if est < below:  # the floor is below: read the whole estimate
+                    est = finite(solver.gap_estimate())
+                if est < below:
+                    row = record(steps_done / spe)
+                    if row["true_gap"] < tolerance():
+                        result.status = "converged"
+                        break
+                    confirm_below = est / 2 / (abs(row["primal"]) if relative else 1.0)
+            record_once()
+            if result.status == "budget" and certified(result.rows[-1]):
+                result.status = "converged"
+            if result.status != "budget":
+                break
+    except _Diverged:
+        result.status = "diverged"
+    except (KeyboardInterrupt, Terminated) as e:
+        result.status = "interrupted" if isinstance(e, KeyboardInterrupt) else "terminated"
+        try:  # one last row for the steps done since the previous checkpoint
+            if result.rows:
+                record_once()
+        except (KeyboardInterrupt, Terminated, _Diverged):
+            pass
+    finally:
+        progress.close()
+    result.solver_seconds = t_solver
+    return result
+
+
+@dataclass
+class Run:
+    """A finished (or stopped) run: the solver as it ended, its trace, its setup time."""
+
+    solver: Solver
+    result: TrainResult
+    setup_seconds: float
+
+
+def way_out(solver: str, options: dict, style: str = "flag") -> str:
+    """What makes a run of ``solver`` smaller, for the memory error: its registry entry's
+    ``shrink`` values as command-line flags (``style="flag"``) or as parameters."""
+    s = spec(solver)
+    table = s.options
+    ways = []
+    for w in s.shrink:
+        if options.get(w.option) == w.value:
+            continue
+        key = table.key(w.option)
+        if style == "flag":
+            name = table.flag(w.option)
+            ways.append(f"{name} {w.value} {w.effect}" if w.value is not None else
+                        f"a smaller {name} {w.effect}")
+        else:
+            ways.append(f"{key}={w.value!r} {w.effect}" if w.value is not None else
+                        f"a smaller {key} {w.effect}")
+    ways.append("--subset k trains on the first k sequences" if style == "flag" else
+                "train on fewer sequences")
+    return "; ".join(ways)
+
+
+def run_solver(problem, solver: str, options: dict, *, epochs: float, seed: int = 0,
+               threads: int = 1, start=None, period: float = 1.0,
+               seconds: float | None = None, tol: float | None = None,
+               relative: bool = False, evaluate_test: bool = True,
+               progress: Progress | None = None, say=None, what: str | None = None,
+               hints: str = "flag", certify: bool = False,
+               early: tuple = EARLY_CHECKPOINTS) -> Run:
+    """The one way into a training run (the ``train`` command, ``learn`` and the estimator).
+
+    Resolves ``options`` against the solver's table, says (``say``) what its state takes and
+    refuses, before allocating, a run that does not fit (:mod:`crfsdca.runtime.memory`; the way
+    out worded for ``hints``: ``"flag"`` or ``"param"``), builds the solver (``start``:
+    what it continues from, see :meth:`~crfsdca.solvers.registry.SolverSpec.build`) and
+    trains it with :func:`train`. With ``certify`` (and always with ``tol`` and
+    ``relative``) the monitor adds the gradient certificate of the solvers without a dual,
+    so that every solver stops on a certified bound and reports one. ``early``: as for
+    :func:`train`.
+    """
+    s = spec(solver)
+    resolved = s.options.resolve(options)
+    threads = check_threads(threads)
+    sizes = memory.DataSizes.of_problem(problem)
+    parts = s.state_bytes(resolved, sizes)
+    what = what or solver
+    if say is not None:
+        say(f"{what}: n={problem.n} sequences, d={problem.dim} weights, K={problem.n_labels} "
+            f"labels; solver state {sum(parts.values()) / 2**20:.1f} MiB")
+    hint = way_out(solver, resolved, hints)
+    memory.check(s.train_bytes(resolved, sizes), what, hint, parts)
+    t0 = time.perf_counter()
+    try:
+        built = s.build(problem, seed=seed, threads=threads, start=start, **options)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    except MemoryError:
+        raise ResourceError(f"{what}: out of memory while allocating its state; "
+                            f"{hint}") from None
+    setup = time.perf_counter() - t0
+    if say is not None:
+        say(f"{what}: solver built in {setup:.1f}s")
+    monitor = Monitor(problem, evaluate_test=evaluate_test, threads=threads,
+                      certify=certify or (tol is not None and relative))
+    result = train(built, monitor, epochs, period=period, time_limit=seconds, gap_tol=tol,
+                   progress=progress, relative=relative, early=early)
+    return Run(built, result, setup)

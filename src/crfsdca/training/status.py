@@ -1,0 +1,37 @@
+"""How a run ended: its status in ``meta.json``, whether it is a result, the exit status.
+
+Pure Python, so that the workflow reads it too (it lists run directories that did not
+finish). The run directory itself is :mod:`crfsdca.reproduction.rundir`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from ..runtime.signals import EXIT_SIGINT, EXIT_SIGTERM
+
+FINISHED = ("budget", "converged", "time_limit", "stalled")
+"""Statuses of a run that reached its end: the epoch budget, the gap tolerance (or the
+solver's own convergence test), the time limit, a solver that can make no more progress
+(L-BFGS whose line search fails from steepest descent). Only these are results (the report
+refuses the others)."""
+
+STOPPED = {"interrupted": EXIT_SIGINT, "terminated": EXIT_SIGTERM, "diverged": 3}
+"""Statuses of a run that stopped short (Ctrl-C, SIGTERM, a non-finite primal or dual),
+with the exit status of the command that saved it."""
+
+
+def exit_status(status: str) -> int:
+    """The exit status of a command whose run ended with ``status`` (0: finished)."""
+    return STOPPED.get(status, 0)
+
+
+def read_status(run_dir: str | os.PathLike) -> str | None:
+    """The status in ``run_dir/meta.json`` (None without a readable one)."""
+    try:
+        meta = json.loads((Path(run_dir) / "meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return meta.get("status") if isinstance(meta, dict) else None

@@ -1,0 +1,114 @@
+"""Continued training: what a new fit starts from, by what its solver continues from.
+
+A solver's registry entry says what it can continue from (``continues_from``): SDCA from
+its dual state, L-BFGS from a model's weights (:func:`start_point`).
+
+The dual state is the encoded training sequences, a digest of each, and SDCA's dual
+marginals. A new fit on a training set starts every sequence seen before (same digest:
+same attributes, weights and labels; each old sequence used at most once) from its kept
+dual block, and every new one from the smoothed Dirac of its gold labels; with CRFsuite's
+scale lambda n = 2 c2 does not depend on n, so the kept blocks stay valid when sequences
+are added, and the duality gap still certifies the result. If the label set changed, every
+sequence restarts from the Dirac.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..data.items import split_values
+from ..data.sequences import Sequences, make_sequences
+from ..model.layout import WeightLayout
+from ..model.objective import dirac_marginals
+from ..solvers.registry import DualStart, spec
+
+
+def dual_state(train: Sequences, digests: list[bytes], marginals, n_attributes: int,
+               n_labels: int, c2: float) -> dict:
+    """The dual state of a finished SDCA fit (see :mod:`crfsdca.model_file`)."""
+    mu_unary, mu_pair = marginals
+    return {"offsets": train.offsets, "labels": train.labels,
+            "attr_indptr": train.attr_indptr, "attr_indices": train.attr_indices,
+            "attr_values": train.attr_values, "mu_unary": np.array(mu_unary, copy=True),
+            "mu_pair": np.array(mu_pair, copy=True),
+            "digests": np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(-1, 16),
+            "n_attributes": n_attributes, "n_labels": n_labels, "c2": c2}
+
+
+def state_sequences(state: dict) -> Sequences:
+    """The training sequences of a dual state, as a split."""
+    return make_sequences(state["offsets"], state["labels"], state["attr_indptr"],
+                      state["attr_indices"], state["attr_values"])
+
+
+def state_digests(state: dict) -> list[bytes]:
+    return [bytes(row) for row in np.asarray(state["digests"], dtype=np.uint8)]
+
+
+def concatenate(a: Sequences, b: Sequences) -> Sequences:
+    """Split ``a`` followed by split ``b``."""
+    return make_sequences(np.concatenate([a.offsets, a.offsets[-1] + b.offsets[1:]]),
+                      np.concatenate([a.labels, b.labels]),
+                      np.concatenate([a.attr_indptr, a.attr_indptr[-1] + b.attr_indptr[1:]]),
+                      np.concatenate([a.attr_indices, b.attr_indices]),
+                      np.concatenate([split_values(a), split_values(b)]))
+
+
+def initial_store(train: Sequences, digests: list[bytes], state: dict, n_labels: int,
+                  init_c: float, dtype) -> tuple[tuple[np.ndarray, np.ndarray], int]:
+    """The dual store a fit on ``train`` starts from, and how many blocks it reused."""
+    K = n_labels
+    mu_unary, mu_pair = dirac_marginals(train, K, c=init_c, dtype=np.dtype(dtype))
+    if state is None or int(state["n_labels"]) != K:
+        return (mu_unary, mu_pair), 0
+    old_off = np.asarray(state["offsets"])
+    free: dict[bytes, list[int]] = {}
+    for i, d in enumerate(state_digests(state)):
+        free.setdefault(d, []).append(i)
+    old_u, old_p = state["mu_unary"], state["mu_pair"]
+    reused = 0
+    KK = K * K
+    for j, d in enumerate(digests):
+        slots = free.get(d)
+        if not slots:
+            continue
+        i = slots.pop()
+        s, t = int(old_off[i]), int(old_off[i + 1])
+        u, v = int(train.offsets[j]), int(train.offsets[j + 1])
+        mu_unary[u * K: v * K] = old_u[s * K: t * K]
+        mu_pair[(u - j) * KK: (v - j - 1) * KK] = old_p[(s - i) * KK: (t - i - 1) * KK]
+        reused += 1
+    return (mu_unary, mu_pair), reused
+
+
+def grow_weights(model, n_attributes: int, n_labels: int) -> np.ndarray:
+    """The weights of ``model`` in the layout of A attributes and K labels (new ones 0)."""
+    old, new = model.layout, WeightLayout(n_attributes, n_labels)
+    w = new.zeros()
+    a, k = old.n_attributes, old.n_labels
+    new.emission(w)[:a, :k] = old.emission(model.weights)
+    new.bias(w)[:k] = old.bias(model.weights)
+    new.transition(w)[:k, :k] = old.transition(model.weights)
+    return w
+
+
+def start_point(algorithm: str, options: dict, previous, state: dict | None,
+                train: Sequences, digests: list[bytes], n_attributes: int, n_labels: int,
+                mask: np.ndarray, say=None):
+    """What a fit of ``algorithm`` continues from, given the model of the previous fit
+    (``previous``) and its dual state (``state``): the dual store of a solver that
+    continues from its dual state (kept blocks for the sequences seen before, with the
+    previous model's weights), the grown weights of one that continues from weights, or
+    None (a fresh start)."""
+    s = spec(algorithm)
+    weights = (None if previous is None or s.continues_from is None
+               else grow_weights(previous, n_attributes, n_labels) * mask)
+    if s.continues_from == "dual" and state is not None:
+        opts = s.options.resolve(options)
+        start, reused = initial_store(train, digests, state, n_labels, opts["init_c"],
+                                      opts["store_dtype"])
+        if say is not None:
+            say(f"continuing: {reused} of {train.n_sequences} sequences start from their "
+                f"kept dual blocks")
+        return DualStart(start, weights)
+    return weights if s.continues_from == "weights" else None
