@@ -15,7 +15,7 @@ from test_elastic_net import full_dual, l1_problem, split_lbfgs_optimum
 
 from crfsdca.model.features import soft_threshold
 from crfsdca.model.objective import block_gaps, primal, sequence_entropies, weights_from_marginals
-from crfsdca.solvers.registry import SOLVERS, make_solver
+from crfsdca.solvers.registry import SOLVERS, DualStart, make_solver
 
 
 def P(p, w):
@@ -113,9 +113,9 @@ def test_zero_is_the_papers_sdca_and_the_library_default_is_catalyst():
     off.run(3 * p.n)
     assert plain.catalyst is None and off.catalyst is None
     np.testing.assert_array_equal(plain.weights(), off.weights())
-    from crfsdca.training.learn import solver_options
+    from crfsdca.training.learn import solver_config
 
-    assert solver_options("sdca", {})["catalyst"] == option.crfsuite_default > 0
+    assert solver_config("sdca", {}).options["catalyst"] == option.crfsuite_default > 0
 
 
 @pytest.mark.parametrize("l1", [0.0, 0.03])
@@ -126,11 +126,11 @@ def test_a_continued_run_restarts_at_the_weights_it_ended_at(l1):
     first = make_solver("sdca", p, seed=5, catalyst=3.0)
     first.run(3 * p.n // 2)  # inside a round: weights and center from different rounds
     marginals = tuple(np.array(m, copy=True) for m in first.marginals)
-    again = make_solver("sdca", p, seed=6, catalyst=3.0, initial_marginals=marginals,
-                        initial_weights=np.array(first.weights()))
+    again = make_solver("sdca", p, seed=6, catalyst=3.0,
+                        start=DualStart(marginals, np.array(first.weights())))
     np.testing.assert_allclose(again.weights(), first.weights(), rtol=0, atol=1e-13)
     assert again.dual() == pytest.approx(first.dual(), rel=1e-13)
-    fresh = make_solver("sdca", p, seed=6, catalyst=3.0, initial_marginals=marginals)
+    fresh = make_solver("sdca", p, seed=6, catalyst=3.0, start=DualStart(marginals))
     assert np.abs(np.asarray(fresh.weights()) - first.weights()).max() > 1e-6
 
 
@@ -180,7 +180,7 @@ def test_the_floor_sets_kappa_where_lambda_n_is_small():
     """kappa = max(catalyst lambda, catalyst_floor / n); the floor alone starts no loop;
     the library's default has a floor, the option table (the reproduction) none."""
     from crfsdca.solvers.catalyst import kappa_ratio
-    from crfsdca.training.learn import solver_options
+    from crfsdca.training.learn import solver_config
 
     assert kappa_ratio(3.0, 0.3, 0.02) == pytest.approx(15.0)  # c2 = 0.01: lambda n = 0.02
     assert kappa_ratio(3.0, 0.3, 2.0) == 3.0  # c2 = 1: the ratio rules
@@ -188,7 +188,7 @@ def test_the_floor_sets_kappa_where_lambda_n_is_small():
     assert kappa_ratio(3.0, 0.3, 0.0) == 3.0  # lambda = 0: SDCA refuses it, not this
     option = SOLVERS["sdca"].options["catalyst_floor"]
     assert option.default == 0.0
-    assert solver_options("sdca", {})["catalyst_floor"] == option.crfsuite_default > 0
+    assert solver_config("sdca", {}).options["catalyst_floor"] == option.crfsuite_default > 0
     p = l1_problem(l1=0.02)
     floor = 40.0 * p.lam * p.n
     s = make_solver("sdca", p, seed=3, catalyst=3.0, catalyst_floor=floor)

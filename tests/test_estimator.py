@@ -275,3 +275,35 @@ def test_the_log_has_no_rows_within_the_first_epoch(xseq, yseq):
     and 0.5 epochs of the reproduction's traces cost a pass each and are not taken."""
     crf = CRF(max_iterations=3, epsilon=0).fit([xseq] * 20, [yseq] * 20)
     assert [r["epoch"] for r in crf.training_log_] == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_signature_lists_every_solver_option_once():
+    """scikit-learn reads the parameters from the signature: every option of every solver
+    table is one keyword-only parameter, None by default (the table holds the default)."""
+    import inspect
+
+    from crfsdca.estimator import solver_parameters
+
+    params = inspect.signature(CRF).parameters
+    keyword_only = {k: p.default for k, p in params.items() if p.kind is p.KEYWORD_ONLY}
+    assert keyword_only == solver_parameters()
+    assert not any(p.kind is p.VAR_KEYWORD for p in params.values())
+    assert set(CRF().get_params()) == set(params)
+
+
+def test_training_log_says_what_ran_and_where_the_time_went():
+    """The log names the solver and its resolved options, the seconds of the fit's parts
+    (what benchmarks read instead of patching library functions) and the solver's counts."""
+    from crfsdca.cli.precompile import tiny_data
+
+    X, y = tiny_data()
+    crf = CRF(c2=0.1, sampler="uniform").fit(X, y)
+    log = crf.training_log_
+    assert log.method["solver"] == "sdca" and log.method["sampler"] == "uniform"
+    assert list(log.phases) == ["encode", "feature_set", "problem", "setup", "solver"]
+    assert all(v >= 0 for v in log.phases.values())
+    assert log.phases["solver"] == crf.model_.training["seconds"] > 0
+    assert log.counters["updates"] >= len(X) * (log.last_iteration["epoch"] - 1)
+    assert log.counters["oracle_fb"] >= log.counters["updates"]
+    lbfgs = CRF(algorithm="lbfgs", c2=0.1, max_iterations=5).fit(X, y).training_log_
+    assert lbfgs.method["solver"] == "lbfgs" and "cycles_oracle" not in lbfgs.counters

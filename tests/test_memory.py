@@ -45,7 +45,7 @@ def test_estimates_match_the_solvers_own_accounts(problem, solver, options):
     """Each part within 2% of (and not below) what the built solver reports."""
     built = make_solver(solver, problem, **options).memory_bytes()
     resolved = spec(solver).options.resolve(options)
-    estimate = spec(solver).state_bytes(resolved, memory.DataSizes.of_problem(problem))
+    estimate = spec(solver).configure(resolved).state_bytes(memory.DataSizes.of_problem(problem))
     assert set(estimate) == set(built)
     for name, actual in built.items():
         assert actual <= estimate[name] <= 1.02 * actual, (name, actual, estimate[name])
@@ -174,8 +174,8 @@ def test_workflow_job_memory_comes_from_this_module(problem, tmp_path):
         wc = type("W", (), {"dataset": dataset, "run": run})
         inp = type("I", (), {"data": str(data)})
         mb = wf.train_mem_mb(wc, inp)
-        assert mb * 2**20 >= spec(solver).train_job_bytes(options, sizes)
-        assert mb * 2**20 < spec(solver).train_job_bytes(options, sizes) + 2**20
+        assert mb * 2**20 >= spec(solver).configure(options).train_job_bytes(sizes)
+        assert mb * 2**20 < spec(solver).configure(options).train_job_bytes(sizes) + 2**20
     # before featurize has run (a dry run on a fresh clone): FileNotFoundError naming the
     # file, which Snakemake takes for "to be determined" (<TBD>) and evaluates again later
     absent = str(tmp_path / "absent.h5")
@@ -229,4 +229,4 @@ def test_lbfgs_s_estimate_counts_the_feature_set_it_works_on(problem):
     assert sizes.features == int(mask.sum()) < sizes.dim
     built = make_solver("lbfgs", masked, memory=4).memory_bytes()
     resolved = spec("lbfgs").options.resolve({"memory": 4})
-    assert spec("lbfgs").state_bytes(resolved, sizes) == built
+    assert spec("lbfgs").configure(resolved).state_bytes(sizes) == built

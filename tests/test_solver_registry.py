@@ -96,10 +96,10 @@ def _problem(K=3, A=12, n=40):
 
 def test_the_memory_estimate_is_the_entry_s(toy):
     p = _problem()
-    built = spec("toy").build(p)
+    built = spec("toy").configure().build(p)
     sizes = memory.DataSizes.of_problem(p)
-    assert spec("toy").state_bytes({}, sizes) == built.memory_bytes()
-    assert spec("toy").train_bytes({}, sizes) > built.memory_bytes()["weights"]
+    assert spec("toy").configure().state_bytes(sizes) == built.memory_bytes()
+    assert spec("toy").configure().train_bytes(sizes) > built.memory_bytes()["weights"]
 
 
 def test_the_estimator_trains_continues_and_refuses_what_the_entry_does_not_offer(toy):
@@ -138,12 +138,12 @@ def test_only_the_runs_that_use_the_radii_compute_them(monkeypatch):
     from crfsdca.cli.precompile import tiny_data
 
     sdca = SOLVERS["sdca"]
-    assert not sdca.needs_radii({})
-    assert sdca.needs_radii({"sampler": "importance"})
-    assert sdca.needs_radii({"sampler": "gap-importance"})
-    assert sdca.needs_radii({"line_search": "fixed"})
-    assert not sdca.needs_radii({"line_search": "fixed", "step_size": 0.5})
-    assert not SOLVERS["lbfgs"].needs_radii({})
+    assert not sdca.configure({}).needs_radii()
+    assert sdca.configure({"sampler": "importance"}).needs_radii()
+    assert sdca.configure({"sampler": "gap-importance"}).needs_radii()
+    assert sdca.configure({"line_search": "fixed"}).needs_radii()
+    assert not sdca.configure({"line_search": "fixed", "step_size": 0.5}).needs_radii()
+    assert not SOLVERS["lbfgs"].configure().needs_radii()
     import crfsdca.data.radii as radii
 
     computed = []

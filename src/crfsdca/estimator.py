@@ -10,10 +10,10 @@ they come from the option tables of :mod:`crfsdca.solvers.registry`.
 
 from __future__ import annotations
 
-import inspect
 import math
 import os
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +39,7 @@ from .runtime.io import check_writable
 from .solvers.registry import SOLVERS, algorithms, canonical_algorithm
 from .tagger import Tagger
 from .training.feature_set import crfsuite_feature_mask
-from .training.learn import DEFAULT_EPSILON, learn, make_problem, solver_options
+from .training.learn import DEFAULT_EPSILON, learn, make_problem, solver_config
 from .training.warm_start import (
     concatenate,
     dual_state,
@@ -53,26 +53,23 @@ CRFSUITE_ONLY: tuple[str, ...] = ()
 
 
 
-_BASE_PARAMETERS = dict(
-    algorithm="sdca", c1=0.0, c2=1.0, max_iterations=None, epsilon=None, min_freq=0.0,
-    all_possible_states=False, all_possible_transitions=False, bias=False,
-    max_seconds=None, random_state=0, threads=1, warm_start=False, save_dual=False,
-    verbose=False, model_filename=None, model_format=None, keep_tempfiles=False,
-    trainer_cls=None)
-
-
-def solver_parameters() -> dict[str, object]:
-    """The estimator's parameters besides :data:`_BASE_PARAMETERS`, all None: every
-    solver option by run key (``sampler``, ``lbfgs_memory``) and by its CRFsuite name
-    (``num_memories``, ``linesearch``)."""
-    keys: dict[str, object] = {}
+def solver_parameters() -> dict[str, None]:
+    """The estimator's parameters after ``trainer_cls``, all None: every solver option by
+    run key (``sampler``, ``lbfgs_memory``) and by its CRFsuite name (``num_memories``,
+    ``linesearch``), in registry order. :class:`CRF`'s signature lists them (a test holds
+    the two together); their defaults are the option tables'."""
+    keys: dict[str, None] = {}
     for s in SOLVERS.values():
         for o in s.options:
             keys.setdefault(s.options.key(o.name), None)
-            if o.crfsuite is not None and o.crfsuite not in _BASE_PARAMETERS:
+            if o.crfsuite is not None and o.crfsuite not in _NOT_SOLVER_OPTIONS:
                 keys.setdefault(o.crfsuite, None)
     return keys
 
+
+_NOT_SOLVER_OPTIONS = ("epsilon",)
+"""CRFsuite names of solver options that are the estimator's own parameters (L-BFGS's
+test is CRFsuite's ``epsilon``)."""
 
 SOLVER_PARAMETERS = tuple(solver_parameters())
 
@@ -157,7 +154,7 @@ class CRF(BaseEstimator):
         sklearn-crfsuite's; accepted for compatibility, no temporary file is written here.
     trainer_cls : None, default None
         sklearn-crfsuite's python-crfsuite trainer class; must be None.
-    **solver_options
+    sampler, non_uniformity, ..., arow_epsilon : keyword-only, default None
         Every solver option is also a parameter, by its run key (``sampler``,
         ``non_uniformity``, ``store_dtype``, ``sag_decrease``, ``lbfgs_memory``...) and,
         where it is one of CRFsuite's parameters, by CRFsuite's name (below). None, the
@@ -256,10 +253,26 @@ class CRF(BaseEstimator):
                  min_freq=0.0, all_possible_states=False, all_possible_transitions=False,
                  bias=False, max_seconds=None, random_state=0, threads=1, warm_start=False,
                  save_dual=False, verbose=False, model_filename=None, model_format=None,
-                 keep_tempfiles=False, trainer_cls=None, **solver_options):
-        unknown = set(solver_options) - set(SOLVER_PARAMETERS)
-        if unknown:
-            raise TypeError(f"CRF got unexpected parameter(s) {', '.join(sorted(unknown))}")
+                 keep_tempfiles=False, trainer_cls=None, *, sampler=None, non_uniformity=None,
+                 line_search=None, line_search_start=None, subprecision=None, step_size=None,
+                 refresh_every=None, store_dtype=None, init_c=None, catalyst=None,
+                 catalyst_floor=None, sag_lipschitz_init=None, sag_decrease=None,
+                 sag_decrease_guarded=None, sag_first_visit=None, sag_step_rule=None,
+                 sag_guard=None, sag_max_doublings=None, oeg_eta0=None, oeg_c0=None,
+                 oeg_eta_increase=None, oeg_eta_max=None, oeg_max_trials=None,
+                 oeg_sampling=None, oeg_count_init=None, lbfgs_memory=None, num_memories=None,
+                 lbfgs_c1=None, lbfgs_c2=None, lbfgs_max_evals=None, max_linesearch=None,
+                 lbfgs_gtol=None, lbfgs_line_search=None, linesearch=None,
+                 lbfgs_first_step=None, lbfgs_epsilon=None, lbfgs_period=None, period=None,
+                 lbfgs_delta=None, delta=None, l2sgd_period=None, l2sgd_delta=None,
+                 l2sgd_calibration_eta=None, calibration_eta=None, l2sgd_calibration_rate=None,
+                 calibration_rate=None, l2sgd_calibration_samples=None,
+                 calibration_samples=None, l2sgd_calibration_candidates=None,
+                 calibration_candidates=None, l2sgd_calibration_max_trials=None,
+                 calibration_max_trials=None, shuffle=None, ap_epsilon=None, pa_type=None,
+                 pa_c=None, c=None, pa_error_sensitive=None, error_sensitive=None,
+                 pa_averaging=None, averaging=None, pa_epsilon=None, arow_variance=None,
+                 variance=None, arow_gamma=None, gamma=None, arow_epsilon=None):
         self.algorithm = algorithm
         self.c1 = c1
         self.c2 = c2
@@ -279,8 +292,73 @@ class CRF(BaseEstimator):
         self.model_format = model_format
         self.keep_tempfiles = keep_tempfiles
         self.trainer_cls = trainer_cls
-        for key in SOLVER_PARAMETERS:
-            setattr(self, key, solver_options.get(key))
+        self.sampler = sampler
+        self.non_uniformity = non_uniformity
+        self.line_search = line_search
+        self.line_search_start = line_search_start
+        self.subprecision = subprecision
+        self.step_size = step_size
+        self.refresh_every = refresh_every
+        self.store_dtype = store_dtype
+        self.init_c = init_c
+        self.catalyst = catalyst
+        self.catalyst_floor = catalyst_floor
+        self.sag_lipschitz_init = sag_lipschitz_init
+        self.sag_decrease = sag_decrease
+        self.sag_decrease_guarded = sag_decrease_guarded
+        self.sag_first_visit = sag_first_visit
+        self.sag_step_rule = sag_step_rule
+        self.sag_guard = sag_guard
+        self.sag_max_doublings = sag_max_doublings
+        self.oeg_eta0 = oeg_eta0
+        self.oeg_c0 = oeg_c0
+        self.oeg_eta_increase = oeg_eta_increase
+        self.oeg_eta_max = oeg_eta_max
+        self.oeg_max_trials = oeg_max_trials
+        self.oeg_sampling = oeg_sampling
+        self.oeg_count_init = oeg_count_init
+        self.lbfgs_memory = lbfgs_memory
+        self.num_memories = num_memories
+        self.lbfgs_c1 = lbfgs_c1
+        self.lbfgs_c2 = lbfgs_c2
+        self.lbfgs_max_evals = lbfgs_max_evals
+        self.max_linesearch = max_linesearch
+        self.lbfgs_gtol = lbfgs_gtol
+        self.lbfgs_line_search = lbfgs_line_search
+        self.linesearch = linesearch
+        self.lbfgs_first_step = lbfgs_first_step
+        self.lbfgs_epsilon = lbfgs_epsilon
+        self.lbfgs_period = lbfgs_period
+        self.period = period
+        self.lbfgs_delta = lbfgs_delta
+        self.delta = delta
+        self.l2sgd_period = l2sgd_period
+        self.l2sgd_delta = l2sgd_delta
+        self.l2sgd_calibration_eta = l2sgd_calibration_eta
+        self.calibration_eta = calibration_eta
+        self.l2sgd_calibration_rate = l2sgd_calibration_rate
+        self.calibration_rate = calibration_rate
+        self.l2sgd_calibration_samples = l2sgd_calibration_samples
+        self.calibration_samples = calibration_samples
+        self.l2sgd_calibration_candidates = l2sgd_calibration_candidates
+        self.calibration_candidates = calibration_candidates
+        self.l2sgd_calibration_max_trials = l2sgd_calibration_max_trials
+        self.calibration_max_trials = calibration_max_trials
+        self.shuffle = shuffle
+        self.ap_epsilon = ap_epsilon
+        self.pa_type = pa_type
+        self.pa_c = pa_c
+        self.c = c
+        self.pa_error_sensitive = pa_error_sensitive
+        self.error_sensitive = error_sensitive
+        self.pa_averaging = pa_averaging
+        self.averaging = averaging
+        self.pa_epsilon = pa_epsilon
+        self.arow_variance = arow_variance
+        self.variance = variance
+        self.arow_gamma = arow_gamma
+        self.gamma = gamma
+        self.arow_epsilon = arow_epsilon
         self._model = None
         self._dual = None
         self.training_log_ = None
@@ -307,11 +385,12 @@ class CRF(BaseEstimator):
             raise ConfigError("trainer_cls is a python-crfsuite trainer class, which crfsdca "
                               "does not use: leave it None")
         self._check_outputs()
-        given = {k: getattr(self, k) for k in SOLVER_PARAMETERS}
+        params = self.get_params(deep=False)
+        given = {k: params[k] for k in SOLVER_PARAMETERS}
         own_epsilon = any(o.crfsuite == "epsilon" for o in SOLVERS[algorithm].options)
         if own_epsilon:  # the solver's own test is CRFsuite's epsilon (L-BFGS)
             given["epsilon"] = self.epsilon
-        options = solver_options(algorithm, given)
+        config = solver_config(algorithm, given)
         c2 = float(self.c2)
         if not (math.isfinite(c2) and c2 >= 0):
             raise ValueError(f"c2 must be a finite number >= 0, got {self.c2}")
@@ -324,6 +403,7 @@ class CRF(BaseEstimator):
         attributes = Vocabulary(previous.attributes if previous is not None else ())
         labels = Vocabulary(previous.labels if previous is not None else ())
         keep = continuing or self.save_dual
+        lap = _stopwatch()
         train, digests, zero_entries = encode(X, y, attributes, labels, grow=True,
                                               digests=keep)
         if add_to_state and state is not None:
@@ -332,9 +412,11 @@ class CRF(BaseEstimator):
             digests = state_digests(state) + digests
             zero_entries = zero_entries + [0, kept.n_tokens]
         A, K = len(attributes), len(labels)
+        phases = {"encode": lap()}
         mask = crfsuite_feature_mask(train, A, K, bool(self.all_possible_states),
                                      bool(self.all_possible_transitions),
                                      float(self.min_freq), bool(self.bias), zero_entries)
+        phases["feature_set"] = lap()
         dev = None
         label_names = labels.strings()
         if X_dev is not None:
@@ -342,16 +424,18 @@ class CRF(BaseEstimator):
             dev = encode(_as_list(X_dev, "X_dev"), _as_list(y_dev, "y_dev"), attributes,
                          dev_labels, grow=False, grow_labels=True).seq
             label_names = dev_labels.strings()
+            phases["encode"] += lap()
         c1 = float(self.c1 or 0.0)
         if c1 < 0:
             raise ValueError(f"c1 must be non-negative, got {self.c1}")
         problem = make_problem(train, A, K, label_names, c2, mask, dev, c1,
-                               radii=SOLVERS[algorithm].needs_radii(options))
+                               radii=config.needs_radii())
+        phases["problem"] = lap()
         stream = sys.stdout
         say = (lambda msg: print(msg, file=stream)) if self.verbose else None
-        start = start_point(algorithm, options, previous, state, train, digests, A, K, mask,
+        start = start_point(config, previous, state, train, digests, A, K, mask,
                             say) if continuing else None
-        learned = learn(problem, algorithm, options, seed=self._seed(),
+        learned = learn(problem, config, seed=self._seed(),
                         epochs=self.max_iterations if self.max_iterations is not None
                         else SOLVERS[algorithm].default_epochs,
                         epsilon=None if own_epsilon else
@@ -373,6 +457,7 @@ class CRF(BaseEstimator):
         self._dual = None
         if keep and learned.marginals is not None:
             self._dual = dual_state(train, digests, learned.marginals, A, K, c2)
+        learned.log.phases = {**phases, **learned.log.phases}
         self.training_log_ = learned.log
         if self.model_filename is not None:
             save_model(self.model_filename, self._model, self.model_format)
@@ -387,10 +472,9 @@ class CRF(BaseEstimator):
         model = load_model(path)
         options = model.options
         given = set(keep) | ({"algorithm"} if algorithm else set())
-        for key in ("algorithm", "c1", "c2", "min_freq", "all_possible_states",
-                    "all_possible_transitions", "bias"):
-            if key not in given and key in options:
-                setattr(self, key, options[key])
+        self.set_params(**{key: options[key] for key in (
+            "algorithm", "c1", "c2", "min_freq", "all_possible_states",
+            "all_possible_transitions", "bias") if key not in given and key in options})
         self._model = model
         dual = dual_path(path)
         self._dual = load_dual(dual, model) if dual.exists() else None
@@ -607,19 +691,21 @@ def _as_list(X, name: str) -> list:
     return list(X)
 
 
+def _stopwatch():
+    """A function that returns the seconds since its previous call (or its creation)."""
+    last = time.perf_counter()
+
+    def lap() -> float:
+        nonlocal last
+        now = time.perf_counter()
+        elapsed, last = now - last, now
+        return elapsed
+
+    return lap
+
+
 def _continuing_from(kind: str) -> str:
     return " or ".join(repr(n) for n in algorithms() if SOLVERS[n].continues_from == kind)
 
-
-def _signature() -> inspect.Signature:
-    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-    params += [inspect.Parameter(k, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=v)
-               for k, v in _BASE_PARAMETERS.items()]
-    params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=None)
-               for k in SOLVER_PARAMETERS]
-    return inspect.Signature(params)
-
-
-CRF.__init__.__signature__ = _signature()
 
 install_eli5_explainer(CRF)

@@ -33,7 +33,7 @@ from crfsdca.data.templates import check_fields, parse_templates
 from crfsdca.errors import ConfigError
 from crfsdca.reproduction.report import catalog
 from crfsdca.solvers import registry
-from crfsdca.training.status import FINISHED, read_status
+from crfsdca.reproduction.rundir import RUN_FILES, set_aside_unfinished, stopped_name
 from crfsdca.reproduction.sources import closure_files
 
 # Timed jobs run on one thread: numba and the BLAS behind numpy/scipy (OpenBLAS, MKL,
@@ -220,25 +220,21 @@ RUN_DIRS = sorted(
 )
 
 
-def unfinished_runs():
-    """Run directories whose meta.json says the run stopped short (interrupted, terminated,
-    diverged): kept by --keep-incomplete, or after .snakemake was removed."""
-    found = [(run, read_status(run)) for run in RUN_DIRS]
-    return [(run, status) for run, status in found if status not in (None, *FINISHED)]
-
-
 def rerun_unfinished():
-    """Make Snakemake rerun every unfinished run: its meta.json is moved aside to
-    meta.stopped.json (the run's files stay for a look until the new run replaces them),
-    so that its output is missing. (Snakemake's --forcerun cannot be set from here: the
-    DAG's settings are replaced after the workflow is read.)"""
-    for run, status in unfinished_runs():
-        os.replace(f"{run}/meta.json", f"{run}/meta.stopped.json")
-        print(
-            f"{run}: status {status!r}, the run did not finish: it will run again "
-            f"(its meta.json is kept as meta.stopped.json)",
-            file=sys.stderr,
-        )
+    """Make Snakemake rerun every run that stopped short (its meta.json says interrupted,
+    terminated or diverged: kept by --keep-incomplete, or after .snakemake was removed):
+    each of its files is moved aside (trace.csv to trace.stopped.csv, ...; they stay for a
+    look until the new run replaces them), so that every output of its job is missing,
+    whichever one a target or a report asks for. (Snakemake's --forcerun cannot be set
+    from here: the DAG's settings are replaced after the workflow is read.)"""
+    for run in RUN_DIRS:
+        status = set_aside_unfinished(run)
+        if status is not None:
+            print(
+                f"{run}: status {status!r}, the run did not finish: it will run again "
+                f"(its files are kept as {', '.join(map(stopped_name, RUN_FILES))})",
+                file=sys.stderr,
+            )
 
 
 rerun_unfinished()
@@ -305,7 +301,7 @@ def train_mem_mb(wildcards, input):
     """Memory of a run (crfsdca.runtime.memory: its dataset, its solver's state, the process)."""
     sizes = _dataset_sizes(input.data)
     solver, options, _ = RUNS[(wildcards.dataset, wildcards.run)]
-    return _mem_mb(registry.spec(solver).train_job_bytes(options, sizes))
+    return _mem_mb(registry.spec(solver).configure(options).train_job_bytes(sizes))
 
 
 def _on_cluster():

@@ -119,11 +119,12 @@ def parameter_help(algorithm: str) -> str:
     """``-H``: the parameters ``-p`` takes for ``algorithm``, with defaults and help (the
     option table's; CRFsuite's name and default where the option is CRFsuite's)."""
     # loaded when the command runs, not for its --help (numpy, numba, h5py)
-    from ..estimator import _BASE_PARAMETERS
+    from ..estimator import CRF
 
+    defaults = CRF().get_params()
     lines = [f"PARAMETERS for {algorithm} (1d):", ""]
     for name, (key, kind) in PARAMETERS.items():
-        lines.append(f"{name:<30} {kind.__name__.upper():<6} {_BASE_PARAMETERS.get(key)}")
+        lines.append(f"{name:<30} {kind.__name__.upper():<6} {defaults[key]}")
     for o in spec(algorithm).options:
         name = o.crfsuite or spec(algorithm).options.key(o.name)
         if name in PARAMETERS:  # CRFsuite's epsilon: listed above, the solver's test

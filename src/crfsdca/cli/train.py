@@ -70,13 +70,12 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     log = logging.getLogger("crfsdca.train")
     check_schedule(args.epochs, args.period, args.seconds, args.gap_tol)
-    options = solver_options(args)
-    spec(args.solver).options.resolve(options)  # bad values stop before the data is read
+    config = spec(args.solver).configure(solver_options(args))  # before the data is read
     check_writable(args.out, directory=True)
     dataset = load_dataset(args.data)
     problem = Problem.from_dataset(dataset, args.lam, args.subset, args.l1)
     progress = Progress(enabled={"auto": None, "on": True, "off": False}[args.progress])
-    done = run_solver(problem, args.solver, options, epochs=args.epochs, seed=args.seed,
+    done = run_solver(problem, config, epochs=args.epochs, seed=args.seed,
                       threads=args.threads, period=args.period, seconds=args.seconds,
                       tol=args.gap_tol, evaluate_test=not args.no_test, progress=progress,
                       say=log.info, what=f"{args.solver} on {dataset.name}")

@@ -3,7 +3,8 @@
 One place for the formulas: the ``train`` and ``optimum`` commands and the featurizer call
 :func:`check` before they allocate (a clear error with the estimate and the way out,
 instead of a ``MemoryError`` traceback or the kernel's out-of-memory killer while pages
-fill), and the workflow asks its jobs' memory (``mem_mb``) from :func:`train_job_bytes`,
+fill), and the workflow asks its jobs' memory (``mem_mb``) from a solver's
+:meth:`~crfsdca.solvers.registry.SolverConfig.train_job_bytes`,
 :func:`optimum_job_bytes` and :func:`crfsuite_job_bytes`. Each solver's state is declared
 with it in :mod:`crfsdca.solvers.registry` (a test holds it to the solver's own
 ``memory_bytes()``).

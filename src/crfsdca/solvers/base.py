@@ -20,7 +20,7 @@ from ..model.features import NO_MASK, is_full
 from ..model.layout import WeightLayout
 from ..runtime.threads import check_threads
 from .options import Option, OptionTable
-from .registry import SOLVERS
+from .registry import SOLVERS, SolverConfig
 
 LAMBDA = Option("lambda", float, None, "regularization (default 1/n)", bounds="[0, inf)",
                 nullable=True)
@@ -106,15 +106,17 @@ def _able(capability: str) -> str:
 class Solver(ABC):
     """A CRF solver driven step by step by :func:`crfsdca.training.run.train`.
 
-    ``OPTIONS`` is the solver's option table (:mod:`crfsdca.solvers.registry`): the
-    constructor's keyword options are checked against it and completed with its
-    defaults into ``self.opts``, which :meth:`config` reports.
+    ``OPTIONS`` is the solver's option table (:mod:`crfsdca.solvers.registry`). A run
+    passes its resolved :class:`~crfsdca.solvers.registry.SolverConfig` (``config``); a
+    solver built by hand takes keyword options, checked against the table and completed
+    with its defaults. Either way they are ``self.opts``, which :meth:`config` reports.
     """
 
     name: str = "solver"
     OPTIONS: OptionTable | None = None
 
-    def __init__(self, problem: Problem, seed: int = 0, threads: int = 1, **options):
+    def __init__(self, problem: Problem, seed: int = 0, threads: int = 1,
+                 config: SolverConfig | None = None, **options):
         caps = SOLVERS.get(self.name)
         if problem.l1 > 0 and not (caps and caps.supports_l1):
             raise ConfigError(f"{self.name} does not handle an L1 term (c1 > 0): use "
@@ -128,7 +130,11 @@ class Solver(ABC):
                               f"{_able('supports_threads')} for threads > 1")
         self.problem = problem
         self.seed = int(seed)
-        if self.OPTIONS is None:
+        if config is not None:
+            if options or config.spec.options is not self.OPTIONS:
+                raise TypeError(f"{self.name}: give a config of its own table, or options")
+            self.opts = dict(config.options)
+        elif self.OPTIONS is None:
             if options:
                 raise ConfigError(f"{self.name} takes no options, got {', '.join(options)}")
             self.opts: dict = {}
@@ -158,6 +164,10 @@ class Solver(ABC):
     @abstractmethod
     def counters(self) -> dict[str, int]:
         """Cumulative oracle_fb, oracle_fwd, updates, ls_evals."""
+
+    def phase_cycles(self) -> dict[str, int]:
+        """Cycle-counter ticks spent so far in each phase of a step (none by default)."""
+        return {}
 
     def objective(self) -> float | None:
         """P at ``weights()`` when the solver has it at hand (full-batch methods), else

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import NamedTuple
 
 from ..errors import ConfigError
@@ -406,11 +407,6 @@ class SolverSpec:
     converges: bool = True  # runs to the optimum of the CRF objective, to any tolerance
     radii: Callable[[Mapping], bool] = lambda o: False
 
-    def needs_radii(self, options: Mapping) -> bool:
-        """Whether a run with ``options`` (given ones; the table fills in the rest) needs
-        the squared radii R_i."""
-        return self.radii(self.options.resolve(options))
-
     @property
     def takes_no_l2(self) -> bool:
         return not self.needs_l2
@@ -423,35 +419,57 @@ class SolverSpec:
         module, cls = self.factory.split(":")
         return getattr(importlib.import_module(module), cls)
 
-    def state_bytes(self, options: Mapping, sizes) -> dict[str, int]:
-        """The bytes of the solver's state for ``options`` (given ones; the table's
-        defaults fill in the rest) on data of ``sizes``."""
-        return self.state(self.options.resolve(options), sizes)
+    def configure(self, given: Mapping | None = None, keys: bool = False) -> SolverConfig:
+        """This solver with ``given`` options resolved against its table (defaults filled
+        in, every value checked; ``keys``: named by run key, as experiment runs are)."""
+        return SolverConfig(self, MappingProxyType(self.options.resolve(given, keys=keys)))
 
-    def train_bytes(self, options: Mapping, sizes) -> int:
+
+@dataclass(frozen=True)
+class SolverConfig:
+    """A solver and its options, resolved once where a run is asked for (the estimator's
+    ``fit``, the ``train`` command, a workflow run): the one object that the run loop, the
+    memory check, continued training and the solver itself read, never resolved again."""
+
+    spec: SolverSpec
+    options: Mapping  # read-only: every option of the table, checked
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def needs_radii(self) -> bool:
+        """Whether the run needs the squared radii R_i of the sequences."""
+        return self.spec.radii(self.options)
+
+    def state_bytes(self, sizes) -> dict[str, int]:
+        """The bytes of the solver's state on data of ``sizes``, by part."""
+        return self.spec.state(self.options, sizes)
+
+    def train_bytes(self, sizes) -> int:
         """What a training run allocates once its dataset is loaded: the solver's state,
         its other allocations (an index, work vectors) and the run's working vectors."""
-        return (sum(self.state_bytes(options, sizes).values()) + self.workspace(sizes)
+        return (sum(self.state_bytes(sizes).values()) + self.spec.workspace(sizes)
                 + memory.WORK_VECTORS * sizes.dim * memory.F64)
 
-    def train_job_bytes(self, options: Mapping, sizes) -> int:
+    def train_job_bytes(self, sizes) -> int:
         """The memory of a ``train`` job: process, dataset, and :meth:`train_bytes`."""
-        return memory.BASE_JOB_BYTES + memory.dataset_bytes(sizes) \
-            + self.train_bytes(options, sizes)
+        return memory.BASE_JOB_BYTES + memory.dataset_bytes(sizes) + self.train_bytes(sizes)
 
-    def build(self, problem, seed: int = 0, threads: int = 1, start=None, **options):
+    def build(self, problem, seed: int = 0, threads: int = 1, start=None):
         """The solver on ``problem``; ``start`` is what it continues from (a dual state's
         marginals or a weight vector, as ``continues_from`` says)."""
+        s = self.spec
         extra = {}
         if start is not None:
-            if self.continues_from is None:
-                raise ConfigError(f"{self.name} cannot continue a previous run")
+            if s.continues_from is None:
+                raise ConfigError(f"{s.name} cannot continue a previous run")
             if isinstance(start, DualStart):
                 extra["initial_weights"] = start.weights
                 start = start.marginals
-            extra[CONTINUE_ARGUMENT[self.continues_from]] = start
-        return self.solver_class()(problem, seed=seed, threads=threads, **self.fixed,
-                                   **options, **extra)
+            extra[CONTINUE_ARGUMENT[s.continues_from]] = start
+        return s.solver_class()(problem, seed=seed, threads=threads, config=self, **s.fixed,
+                                **extra)
 
 
 CONTINUE_ARGUMENT = {"dual": "initial_marginals", "weights": "w0"}
@@ -520,7 +538,8 @@ def spec(name: str) -> SolverSpec:
 
 def make_solver(name: str, problem, seed: int = 0, threads: int = 1, start=None, **options):
     """Build solver ``name`` on ``problem`` with its options (checked against its table)."""
-    return spec(name).build(problem, seed=seed, threads=threads, start=start, **options)
+    return spec(name).configure(options).build(problem, seed=seed, threads=threads,
+                                               start=start)
 
 
 # -------------------------------------------------------------------------------- runs

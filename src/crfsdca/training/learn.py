@@ -12,6 +12,7 @@ CRFsuite's own epsilon is an L-BFGS convergence test on the gradient, not a cert
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,11 +21,11 @@ from ..data import radii as data_radii
 from ..errors import ConfigError, DivergedError
 from ..solvers.base import Problem
 from ..solvers.catalyst import kappa_ratio
-from ..solvers.registry import ALGORITHMS, SOLVERS, spec
+from ..solvers.registry import ALGORITHMS, SOLVERS, SolverConfig, spec
 from .run import Progress, TrainingLog, log_row, run_solver
 
 __all__ = ["ALGORITHMS", "DEFAULT_EPOCHS", "Learned", "TrainingLog", "learn", "lambda_of",
-           "make_problem", "solver_options", "DEFAULT_EPSILON"]
+           "make_problem", "solver_config", "DEFAULT_EPSILON"]
 
 DEFAULT_EPOCHS = 1000
 """Epoch budget when none is given (training normally stops by ``epsilon`` well before)."""
@@ -62,15 +63,16 @@ def make_problem(train, n_attributes: int, n_labels: int, label_names: list[str]
                    l1=float(c1) / train.n_sequences)
 
 
-def solver_options(algorithm: str, given: dict) -> dict:
-    """The options of ``algorithm`` from estimator parameters, named by run key
+def solver_config(algorithm: str, given: Mapping) -> SolverConfig:
+    """``algorithm`` with its options from estimator parameters, named by run key
     (``sampler``, ``lbfgs_memory``...) or by CRFsuite's name (``num_memories``,
-    ``linesearch="MoreThuente"``); None is the default: CRFsuite's for the options that
-    are CRFsuite's parameters, else the table's.
+    ``linesearch="MoreThuente"``), resolved once; None is the default: CRFsuite's for the
+    options that are CRFsuite's parameters, else the table's.
 
     A value for another solver's option is an error, not silently ignored.
     """
-    table = spec(algorithm).options
+    s = spec(algorithm)
+    table = s.options
     mine = {table.key(o.name): o for o in table}
     crfsuite = {o.crfsuite: o for o in table if o.crfsuite is not None}
     out = {o.name: o.from_crfsuite(o.crfsuite_default) for o in table
@@ -81,8 +83,8 @@ def solver_options(algorithm: str, given: dict) -> dict:
             continue
         option = crfsuite.get(key) or mine.get(key)
         if option is None:
-            owners = [s.name for s in SOLVERS.values()
-                      if any(key in (s.options.key(o.name), o.crfsuite) for o in s.options)]
+            owners = [o.name for o in SOLVERS.values()
+                      if any(key in (o.options.key(x.name), x.crfsuite) for x in o.options)]
             raise ConfigError(f"{key} is a parameter of {', '.join(owners) or 'no solver'}, "
                               f"not of algorithm {algorithm!r}")
         if option.name in named:
@@ -94,7 +96,7 @@ def solver_options(algorithm: str, given: dict) -> dict:
                                 else option.parse(value))
         except ValueError as e:
             raise ConfigError(f"{key}: {e}") from None
-    return out
+    return s.configure(out)
 
 
 @dataclass
@@ -111,12 +113,13 @@ class Learned:
     options: dict = field(default_factory=dict)
 
 
-def learn(problem: Problem, algorithm: str, options: dict, seed: int = 0,
+def learn(problem: Problem, config: SolverConfig, seed: int = 0,
           epochs: float | None = None, epsilon: float | None = None,
           max_seconds: float | None = None, verbose: bool = False, stream=None,
           start=None, threads: int = 1) -> Learned:
-    """Train ``algorithm`` on ``problem`` until ``epsilon``, ``epochs`` or ``max_seconds``
-    (:func:`crfsdca.training.run.run_solver`, with a line per epoch when ``verbose``).
+    """Train the solver of ``config`` on ``problem`` until ``epsilon``, ``epochs`` or
+    ``max_seconds`` (:func:`crfsdca.training.run.run_solver`, a line per epoch when
+    ``verbose``).
 
     ``start`` continues a previous run (what the solver's registry entry says it continues
     from: a dual state's marginals, or weights); ``threads``: SDCA's lanes and the
@@ -130,6 +133,7 @@ def learn(problem: Problem, algorithm: str, options: dict, seed: int = 0,
     if epsilon is not None and not epsilon >= 0:
         raise ConfigError(f"epsilon must be >= 0 (0 or None: run the whole budget), got "
                           f"{epsilon}")
+    algorithm, options = config.name, config.options
     if say is not None and options.get("catalyst"):
         floor = options.get("catalyst_floor", 0.0)
         ratio = kappa_ratio(options["catalyst"], floor, problem.lam * problem.n)
@@ -139,12 +143,12 @@ def learn(problem: Problem, algorithm: str, options: dict, seed: int = 0,
     budget = DEFAULT_EPOCHS if epochs is None else float(epochs)
     if not budget > 0:
         raise ConfigError(f"max_iterations must be positive, got {epochs}")
-    done = run_solver(problem, algorithm, options, epochs=budget, seed=seed, threads=threads,
+    done = run_solver(problem, config, epochs=budget, seed=seed, threads=threads,
                       start=start, seconds=max_seconds, tol=epsilon or None, relative=True,
                       evaluate_test=problem.test is not None,
                       progress=Progress(stream, verbose, style="lines", n=problem.n),
                       say=say, what=f"training {algorithm}", hints="param",
-                      certify=spec(algorithm).converges, early=())
+                      certify=config.spec.converges, early=())
     solver, result = done.solver, done.result
     if result.status == "diverged":
         last = result.rows[-1]["primal"] if result.rows else float("nan")
@@ -156,7 +160,11 @@ def learn(problem: Problem, algorithm: str, options: dict, seed: int = 0,
     if say is not None and result.rows:
         last = result.rows[-1]
         say(f"{result.status} after {last['epoch']:.2f} epochs, {result.solver_seconds:.2f}s")
-    marginals = solver.marginals if spec(algorithm).continues_from == "dual" else None
-    return Learned(np.array(solver.weights(), copy=True),
-                   TrainingLog(log_row(r, problem.n) for r in result.rows), result.status,
+    marginals = solver.marginals if config.spec.continues_from == "dual" else None
+    cycles = solver.phase_cycles()
+    log = TrainingLog((log_row(r, problem.n) for r in result.rows), method=solver.config(),
+                      phases={"setup": done.setup_seconds, "solver": result.solver_seconds},
+                      counters={**solver.counters(),
+                                **{f"cycles_{k}": v for k, v in cycles.items()}})
+    return Learned(np.array(solver.weights(), copy=True), log, result.status,
                    result.solver_seconds, marginals, solver.config())

@@ -21,7 +21,7 @@ from ..runtime import memory
 from ..runtime.threads import check_threads
 from ..solvers.base import Solver
 from ..solvers.monitor import EARLY_CHECKPOINTS, Monitor, checkpoints
-from ..solvers.registry import spec
+from ..solvers.registry import SolverConfig
 
 MAX_CHECKPOINTS = 100_000
 """Trace rows a run may ask for (epochs / period) at most: more is a typo, not a plan."""
@@ -110,7 +110,23 @@ class _Diverged(Exception):
 
 class TrainingLog(list):
     """The rows of :func:`log_row`, one per checkpoint (``iterations``, ``last_iteration``
-    as sklearn-crfsuite's training log has them)."""
+    as sklearn-crfsuite's training log has them), and what the fit was:
+
+    - ``method``: the solver that ran and its resolved options (its ``config()``: name,
+      seed, lambda, threads and every option), so that a log says which method ran;
+    - ``phases``: seconds of the fit's parts in order (the estimator's ``encode``,
+      ``feature_set`` and ``problem``, then the solver's ``setup`` and ``solver``);
+    - ``counters``: the solver's own counts (forward-backward and forward passes,
+      updates, line-search evaluations) and, where it keeps them, the cycles of each
+      phase of its steps (``cycles_oracle``...).
+    """
+
+    def __init__(self, rows=(), method: dict | None = None, phases: dict | None = None,
+                 counters: dict | None = None):
+        super().__init__(rows)
+        self.method = dict(method or {})
+        self.phases = dict(phases or {})
+        self.counters = dict(counters or {})
 
     @property
     def iterations(self) -> list[dict]:
@@ -248,14 +264,13 @@ class Run:
     setup_seconds: float
 
 
-def way_out(solver: str, options: dict, style: str = "flag") -> str:
-    """What makes a run of ``solver`` smaller, for the memory error: its registry entry's
+def way_out(config: SolverConfig, style: str = "flag") -> str:
+    """What makes a run smaller, for the memory error: its solver's registry entry's
     ``shrink`` values as command-line flags (``style="flag"``) or as parameters."""
-    s = spec(solver)
-    table = s.options
+    table = config.spec.options
     ways = []
-    for w in s.shrink:
-        if options.get(w.option) == w.value:
+    for w in config.spec.shrink:
+        if config.options.get(w.option) == w.value:
             continue
         key = table.key(w.option)
         if style == "flag":
@@ -270,7 +285,7 @@ def way_out(solver: str, options: dict, style: str = "flag") -> str:
     return "; ".join(ways)
 
 
-def run_solver(problem, solver: str, options: dict, *, epochs: float, seed: int = 0,
+def run_solver(problem, config: SolverConfig, *, epochs: float, seed: int = 0,
                threads: int = 1, start=None, period: float = 1.0,
                seconds: float | None = None, tol: float | None = None,
                relative: bool = False, evaluate_test: bool = True,
@@ -279,29 +294,28 @@ def run_solver(problem, solver: str, options: dict, *, epochs: float, seed: int 
                early: tuple = EARLY_CHECKPOINTS) -> Run:
     """The one way into a training run (the ``train`` command, ``learn`` and the estimator).
 
-    Resolves ``options`` against the solver's table, says (``say``) what its state takes and
-    refuses, before allocating, a run that does not fit (:mod:`crfsdca.runtime.memory`; the way
-    out worded for ``hints``: ``"flag"`` or ``"param"``), builds the solver (``start``:
-    what it continues from, see :meth:`~crfsdca.solvers.registry.SolverSpec.build`) and
-    trains it with :func:`train`. With ``certify`` (and always with ``tol`` and
-    ``relative``) the monitor adds the gradient certificate of the solvers without a dual,
-    so that every solver stops on a certified bound and reports one. ``early``: as for
-    :func:`train`.
+    ``config`` is the solver with its options, resolved once by the caller
+    (:meth:`~crfsdca.solvers.registry.SolverSpec.configure`). Says (``say``) what its state
+    takes and refuses, before allocating, a run that does not fit
+    (:mod:`crfsdca.runtime.memory`; the way out worded for ``hints``: ``"flag"`` or
+    ``"param"``), builds the solver (``start``: what it continues from, see
+    :meth:`~crfsdca.solvers.registry.SolverConfig.build`) and trains it with :func:`train`.
+    With ``certify`` (and always with ``tol`` and ``relative``) the monitor adds the
+    gradient certificate of the solvers without a dual, so that every solver stops on a
+    certified bound and reports one. ``early``: as for :func:`train`.
     """
-    s = spec(solver)
-    resolved = s.options.resolve(options)
     threads = check_threads(threads)
     sizes = memory.DataSizes.of_problem(problem)
-    parts = s.state_bytes(resolved, sizes)
-    what = what or solver
+    parts = config.state_bytes(sizes)
+    what = what or config.name
     if say is not None:
         say(f"{what}: n={problem.n} sequences, d={problem.dim} weights, K={problem.n_labels} "
             f"labels; solver state {sum(parts.values()) / 2**20:.1f} MiB")
-    hint = way_out(solver, resolved, hints)
-    memory.check(s.train_bytes(resolved, sizes), what, hint, parts)
+    hint = way_out(config, hints)
+    memory.check(config.train_bytes(sizes), what, hint, parts)
     t0 = time.perf_counter()
     try:
-        built = s.build(problem, seed=seed, threads=threads, start=start, **options)
+        built = config.build(problem, seed=seed, threads=threads, start=start)
     except ValueError as e:
         raise ConfigError(str(e)) from None
     except MemoryError:

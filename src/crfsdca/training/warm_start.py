@@ -20,7 +20,7 @@ from ..data.items import split_values
 from ..data.sequences import Sequences, make_sequences
 from ..model.layout import WeightLayout
 from ..model.objective import dirac_marginals
-from ..solvers.registry import DualStart, spec
+from ..solvers.registry import DualStart, SolverConfig
 
 
 def dual_state(train: Sequences, digests: list[bytes], marginals, n_attributes: int,
@@ -92,23 +92,23 @@ def grow_weights(model, n_attributes: int, n_labels: int) -> np.ndarray:
     return w
 
 
-def start_point(algorithm: str, options: dict, previous, state: dict | None,
+def start_point(config: SolverConfig, previous, state: dict | None,
                 train: Sequences, digests: list[bytes], n_attributes: int, n_labels: int,
                 mask: np.ndarray, say=None):
-    """What a fit of ``algorithm`` continues from, given the model of the previous fit
-    (``previous``) and its dual state (``state``): the dual store of a solver that
+    """What a fit by ``config``'s solver continues from, given the model of the previous
+    fit (``previous``) and its dual state (``state``): the dual store of a solver that
     continues from its dual state (kept blocks for the sequences seen before, with the
     previous model's weights), the grown weights of one that continues from weights, or
     None (a fresh start)."""
-    s = spec(algorithm)
-    weights = (None if previous is None or s.continues_from is None
+    kind = config.spec.continues_from
+    weights = (None if previous is None or kind is None
                else grow_weights(previous, n_attributes, n_labels) * mask)
-    if s.continues_from == "dual" and state is not None:
-        opts = s.options.resolve(options)
+    if kind == "dual" and state is not None:
+        opts = config.options
         start, reused = initial_store(train, digests, state, n_labels, opts["init_c"],
                                       opts["store_dtype"])
         if say is not None:
             say(f"continuing: {reused} of {train.n_sequences} sequences start from their "
                 f"kept dual blocks")
         return DualStart(start, weights)
-    return weights if s.continues_from == "weights" else None
+    return weights if kind == "weights" else None
