@@ -728,6 +728,44 @@ def test_unfinished_runs_are_refused_or_skipped_and_listed(tmp_path, status, cap
     assert main(args + ["--skip-unfinished"]) == 0 and png.exists()
 
 
+@pytest.mark.parametrize("status", ["interrupted", "terminated", "diverged"])
+def test_a_stopped_run_set_aside_is_refused_by_its_trace(tmp_path, status, capsys):
+    """The workflow moves a stopped run's files aside (set_aside_unfinished): each file
+    under its stopped name, a finished run untouched. A report rule that still names its
+    trace.csv (an input given by hand) gets one line naming the run and its status."""
+    from crfsdca.cli import main
+    from crfsdca.errors import DataFormatError
+    from crfsdca.reproduction.rundir import RUN_FILES, set_aside_unfinished, stopped_name
+
+    ok = write_run(tmp_path, "ocr", "ok", sdca("gap"), trace_rows(decay(0.4)))
+    bad = write_run(tmp_path, "ocr", "cut", sdca("uniform"), trace_rows(decay(0.2)),
+                    status=status)
+    (bad / "weights.h5").write_bytes(b"w")
+    before = {name: (bad / name).read_bytes() for name in RUN_FILES}
+    assert set_aside_unfinished(ok) is None and set_aside_unfinished(tmp_path) is None
+    assert set_aside_unfinished(bad) == status
+    assert sorted(p.name for p in bad.iterdir()) == sorted(map(stopped_name, RUN_FILES))
+    assert {name: (bad / stopped_name(name)).read_bytes() for name in RUN_FILES} == before
+    assert set_aside_unfinished(bad) is None  # nothing left to move
+    (bad / "trace.csv").write_bytes(before["trace.csv"])  # a report handed it anyway
+    runs = [str(ok / "trace.csv"), str(bad / "trace.csv")]
+    with pytest.raises(DataFormatError, match=f"cut/meta.json: no meta.json: the run "
+                                              f"stopped short .meta.stopped.json says "
+                                              f"status {status!r}."):
+        load_runs(runs)
+    rs = load_runs(runs, skip_unfinished=True)
+    assert list(rs.runs["run_name"]) == ["ok"]
+    assert any(str(bad) in w and "run skipped" in w for w in rs.warnings)
+    (bad / stopped_name("meta.json")).unlink()
+    with pytest.raises(DataFormatError, match="no meta.json: the run has not finished"):
+        load_runs(runs)
+    csv = tmp_path / "t.csv"
+    assert main(["report", "table", "optimum", "--runs", *runs, "--csv", str(csv)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cut/meta.json: no meta.json" in err, err
+    assert not csv.exists()
+
+
 def test_cli_fails_without_runs_or_without_data_for_a_figure(tmp_path, capsys):
     from crfsdca.cli import main
 

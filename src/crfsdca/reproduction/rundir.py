@@ -6,7 +6,9 @@ usable for prediction) and ``meta.json`` (config, seed, dataset checksum, packag
 version, cores, status), each written atomically; ``meta.json`` is written last (and an
 older one is removed first), so a directory without it holds no run, and one whose status
 is not in :data:`crfsdca.training.status.FINISHED` holds a run that stopped short (kept to be
-looked at, never taken for a result).
+looked at, never taken for a result). :func:`set_aside_unfinished` moves such a run's files
+aside (``trace.csv`` to ``trace.stopped.csv``...), so that none of its outputs is there for
+Snakemake to take as done; the next save of the directory removes them.
 """
 
 from __future__ import annotations
@@ -24,6 +26,33 @@ from .. import __version__
 from ..errors import DataFormatError
 from ..runtime.io import atomic_path, atomic_write, read_hdf5
 from ..solvers.monitor import TRACE_COLUMNS
+from ..training.status import FINISHED, read_status
+
+RUN_FILES = ("trace.csv", "weights.h5", "meta.json")
+"""The files of a run directory, ``meta.json`` last: the order they are written in (the
+outputs of the workflow's ``train`` and ``crfsuite`` rules)."""
+
+
+def stopped_name(name: str) -> str:
+    """Where a stopped run's file is kept: ``trace.csv`` -> ``trace.stopped.csv``."""
+    stem, dot, ext = name.rpartition(".")
+    return f"{stem}.stopped.{ext}" if dot else f"{name}.stopped"
+
+
+def set_aside_unfinished(run_dir: str | os.PathLike) -> str | None:
+    """Move the files of a run that stopped short (its ``meta.json`` status not in
+    :data:`~crfsdca.training.status.FINISHED`) to their :func:`stopped_name`, and return
+    that status; None, moving nothing, for a finished run or a directory without a
+    readable ``meta.json``. ``meta.json`` goes last: a move cut short leaves it, and the
+    next call moves the rest."""
+    status = read_status(run_dir)
+    if status is None or status in FINISHED:
+        return None
+    for name in RUN_FILES:
+        old = Path(run_dir) / name
+        if old.exists():
+            os.replace(old, old.with_name(stopped_name(name)))
+    return status
 
 
 def machine_info() -> dict:
@@ -80,7 +109,7 @@ def save_run(out_dir: Path, result, solver, meta: dict) -> None:
     """Write trace.csv, weights.h5 and, last, meta.json into ``out_dir``."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    for old in ("meta.json", "meta.stopped.json"):  # no older run beside the new files
+    for old in ("meta.json", *map(stopped_name, RUN_FILES)):  # no older run beside the new
         (out_dir / old).unlink(missing_ok=True)
     p = solver.problem
     write_trace(out_dir / "trace.csv", result.rows)

@@ -28,10 +28,11 @@ def exit_status(status: str) -> int:
     return STOPPED.get(status, 0)
 
 
-def read_status(run_dir: str | os.PathLike) -> str | None:
-    """The status in ``run_dir/meta.json`` (None without a readable one)."""
+def read_status(run_dir: str | os.PathLike, name: str = "meta.json") -> str | None:
+    """The status in ``run_dir/meta.json`` (or ``name``: a stopped run's
+    ``meta.stopped.json``); None without a readable one."""
     try:
-        meta = json.loads((Path(run_dir) / "meta.json").read_text(encoding="utf-8"))
+        meta = json.loads((Path(run_dir) / name).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return meta.get("status") if isinstance(meta, dict) else None

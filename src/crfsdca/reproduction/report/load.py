@@ -30,7 +30,8 @@ from ...errors import ConfigError, DataFormatError
 from ...solvers import registry
 from ...solvers.monitor import TRACE_COLUMNS
 from ...solvers.options import short_number
-from ...training.status import FINISHED
+from ...training.status import FINISHED, read_status
+from ..rundir import stopped_name
 
 log = logging.getLogger("crfsdca.report")
 
@@ -138,6 +139,19 @@ def find_run_dirs(paths: Iterable[str | os.PathLike]) -> list[Path]:
             for meta in sorted(p.rglob("meta.json")):
                 found[meta.parent.resolve()] = None
     return list(found)
+
+
+def _without_meta(run_dir: Path) -> str | None:
+    """Why a run directory named by its ``trace.csv`` is no result, if it has no
+    ``meta.json`` (written last: the run has not finished, or the workflow moved a
+    stopped run's files aside); None if it has one."""
+    if (run_dir / "meta.json").is_file():
+        return None
+    stopped = stopped_name("meta.json")
+    if (run_dir / stopped).is_file():
+        return (f"no meta.json: the run stopped short ({stopped} says status "
+                f"{read_status(run_dir, stopped)!r})")
+    return "no meta.json: the run has not finished"
 
 
 def read_run(run_dir: Path) -> tuple[dict, pd.DataFrame]:
@@ -260,24 +274,29 @@ def load_runs(paths: Iterable[str | os.PathLike],
               skip_unfinished: bool = False) -> RunSet:
     """Read every run under ``paths`` and the reference optima; compute sub-optimality.
 
-    Incomplete runs (no ``meta.json`` yet, or an empty trace) are skipped with a warning.
-    A run whose status is not in :data:`~crfsdca.training.status.FINISHED` is a DataFormatError,
-    or with ``skip_unfinished`` skipped with a warning naming it.
+    A run with an empty trace is skipped with a warning. A run whose status is not in
+    :data:`~crfsdca.training.status.FINISHED`, or one named by its ``trace.csv`` without a
+    ``meta.json`` (not finished, or a stopped run whose files the workflow moved aside), is
+    a DataFormatError, or with ``skip_unfinished`` skipped with a warning naming it.
     """
     warnings: list[str] = []
     frames, records, machines = [], [], []
     for run_dir in find_run_dirs(paths):
-        meta, trace = read_run(run_dir)
-        if trace.empty:
-            warnings.append(f"{run_dir}: empty trace, run skipped")
-            continue
-        status = meta.get("status")
-        if status not in FINISHED:
+        unfinished = _without_meta(run_dir)
+        if unfinished is None:
+            meta, trace = read_run(run_dir)
+            if trace.empty:
+                warnings.append(f"{run_dir}: empty trace, run skipped")
+                continue
+            status = meta.get("status")
+            if status not in FINISHED:
+                unfinished = (f"status {status!r} is not a finished run "
+                              f"({', '.join(FINISHED)})")
+        if unfinished is not None:
             if not skip_unfinished:
-                raise DataFormatError(run_dir / "meta.json", f"status {status!r} is not a "
-                                      f"finished run ({', '.join(FINISHED)}): rerun it, "
+                raise DataFormatError(run_dir / "meta.json", f"{unfinished}: rerun it, "
                                       "remove it, or skip such runs (--skip-unfinished)")
-            warnings.append(f"{run_dir}: status {status!r}, not finished: run skipped")
+            warnings.append(f"{run_dir}: {unfinished}: run skipped")
             continue
         rec = _run_record(run_dir, meta)
         records.append(rec)
