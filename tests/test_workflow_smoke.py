@@ -252,57 +252,86 @@ def test_smoke_profile_end_to_end(tmp_path, http_dir):
     assert set(counts) == {"train", "figure", "table", "report_md", "all"}, counts
     assert counts["report_md"] == 1
 
-    _check_terminated_run(work, wf)
+    _check_stopped_runs(work, wf)
 
 
-def _check_terminated_run(work: Path, wf: SimpleNamespace) -> None:
-    """A train job killed with SIGTERM (kill, timeout, SLURM's time limit) saves its run as
-    `terminated`; Snakemake removes the failed job's files and reruns it, or with
-    --keep-incomplete keeps them, which the next call lists and reruns (the report refuses
-    them meanwhile)."""
+def _stop_train_job(work: Path, log: Path, target: str, how: str) -> None:
+    """Run the job of ``target`` with --keep-incomplete on long.yaml (a budget it never
+    reaches) and stop it once its solver runs: SIGTERM to the train process (kill,
+    timeout, SLURM's time limit), or SIGINT to snakemake's process group (Ctrl-C in a
+    terminal)."""
     import psutil
+
+    log.unlink(missing_ok=True)  # the log of the finished run, from the first call
+    env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep
+               + os.environ.get("PATH", ""), PYTHONPATH=str(ROOT / "src"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "snakemake", "--profile", "workflow/profiles/smoke", target,
+         "--cores", "1", "--configfile", "long.yaml", "--keep-incomplete"], cwd=work,
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True)
+    deadline = time.monotonic() + TIMEOUT
+    while not (log.exists() and "solver built" in log.read_text()):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stdout.read()
+        time.sleep(0.2)
+    time.sleep(1.0)
+    if how == "SIGINT":
+        os.killpg(proc.pid, signal.SIGINT)
+    else:
+        train = [p for p in psutil.Process(proc.pid).children(recursive=True)
+                 if "train" in p.cmdline() and "crfsdca" in p.cmdline()]
+        assert len(train) == 1, train
+        train[0].send_signal(signal.SIGTERM)
+    out = proc.communicate(timeout=TIMEOUT)[0]
+    assert proc.returncode != 0, out
+
+
+def _check_stopped_runs(work: Path, wf: SimpleNamespace) -> None:
+    """A train job stopped short, its files kept by --keep-incomplete (SIGTERM to the job,
+    or Ctrl-C to snakemake): the next call reruns it, asked for the run's trace.csv (what
+    the report's rules read) or for the whole workflow, with its .snakemake or after
+    .snakemake is removed; its files wait under their stopped names, and the rerun
+    replaces them."""
+    from crfsdca.reproduction.rundir import RUN_FILES, stopped_name
+    from crfsdca.training.status import FINISHED, STOPPED
 
     dataset, rid = next(k for k, (solver, _, _) in wf.RUNS.items()
                         if k[0] == "ocr" and solver == "sdca")
     run = work / wf.RESULTS / "runs" / dataset / rid
     log = work / wf.RESULTS / "logs" / "train" / dataset / f"{rid}.log"
+    target = f"{wf.RESULTS}/runs/{dataset}/{rid}/trace.csv"
+    job = {"rule": "train", "local": False, "dataset": dataset, "run": rid}
     smoke = yaml.safe_load((work / "workflow/profiles/smoke/smoke.yaml").read_text())
     smoke["training"].update(period=1000, epochs={**smoke["training"]["epochs"], "ocr": 10**6})
     (work / "long.yaml").write_text(yaml.safe_dump(smoke))
-    for keep in (False, True):
-        log.unlink(missing_ok=True)  # the log of the finished run, from the first call
-        args = [f"{wf.RESULTS}/runs/{dataset}/{rid}/meta.json", "--cores", "1",
-                "--configfile", "long.yaml"]
-        env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep
-                   + os.environ.get("PATH", ""), PYTHONPATH=str(ROOT / "src"))
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "snakemake", "--profile", "workflow/profiles/smoke", *args,
-             *(["--keep-incomplete"] if keep else [])], cwd=work, env=env,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        deadline = time.monotonic() + TIMEOUT
-        while not (log.exists() and "sdca on ocr: solver built" in log.read_text()):
-            assert proc.poll() is None and time.monotonic() < deadline, proc.stdout.read()
-            time.sleep(0.2)
-        time.sleep(1.0)
-        train = [p for p in psutil.Process(proc.pid).children(recursive=True)
-                 if "train" in p.cmdline() and "crfsdca" in p.cmdline()]
-        assert len(train) == 1, train
-        train[0].send_signal(signal.SIGTERM)
-        out = proc.communicate(timeout=TIMEOUT)[0]
-        assert proc.returncode != 0, out
-        assert "terminated after" in log.read_text(), log.read_text()
-        again = _snakemake(work, "-n", *args)
-        planned = _planned_jobs(again.stdout + again.stderr)[1]
-        job = {"rule": "train", "local": False, "dataset": dataset, "run": rid}
-        if not keep:  # the failed job's files are gone: the next call reruns it
-            assert not (run / "meta.json").exists()
-        else:  # kept: the next call moves its meta.json aside and reruns it too
-            assert not (run / "meta.json").exists()
-            stopped = json.loads((run / "meta.stopped.json").read_text())
-            assert stopped["status"] == "terminated"
-            assert (run / "trace.csv").stat().st_size > 0 and (run / "weights.h5").exists()
-            assert f"{run.relative_to(work)}: status 'terminated'" in again.stderr
-        assert job in planned, again.stdout
+    calls = {"SIGTERM": [(False, (target,))],  # (.snakemake removed, arguments)
+             "SIGINT": [(False, (target,)), (False, ()), (True, ()), (True, (target,))]}
+    for how, status in (("SIGTERM", "terminated"), ("SIGINT", "interrupted")):
+        _stop_train_job(work, log, target, how)
+        assert f"{status} after" in log.read_text(), log.read_text()
+        kept = {name: (run / name).read_bytes() for name in RUN_FILES}
+        assert json.loads(kept["meta.json"])["status"] == status and status in STOPPED
+        for forget, args in calls[how]:
+            if forget:  # Snakemake's records gone: no incomplete marker, no metadata
+                shutil.rmtree(work / ".snakemake", ignore_errors=True)
+            for name, data in kept.items():  # the run as the stop left it
+                (run / stopped_name(name)).unlink(missing_ok=True)
+                (run / name).write_bytes(data)
+            dry = _snakemake(work, "-n", *args)  # the workflow's profile: not long.yaml
+            assert dry.returncode == 0, dry.stdout + dry.stderr
+            counts, planned = _planned_jobs(dry.stdout + dry.stderr)
+            assert job in planned, (args, dry.stdout + dry.stderr)
+            if not args:  # the reports wait for the rerun
+                assert counts["report_md"] == 1, counts
+            assert f"{run.relative_to(work)}: status {status!r}" in dry.stderr
+            assert sorted(p.name for p in run.iterdir()) == sorted(
+                map(stopped_name, RUN_FILES))
+            assert {name: (run / stopped_name(name)).read_bytes()
+                    for name in RUN_FILES} == kept
+    again = _snakemake(work, "--cores", "1", target)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert sorted(p.name for p in run.iterdir()) == sorted(RUN_FILES)
+    assert json.loads((run / "meta.json").read_text())["status"] in FINISHED
 
 
 def test_download_rule_rejects_corrupted_file(tmp_path, http_dir):
