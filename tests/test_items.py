@@ -149,6 +149,23 @@ def test_crfsuite_format_blank_lines_and_weights():
                         "C\tq\n"], "mem")
     assert inst.y == [["A", "B"], ["C"]]
     assert inst.X[0] == [["x", "y", ("z", 0.25)], []]
+    assert inst.weights == [1.0, 1.0] and not inst.weighted
+
+
+def test_crfsuite_format_sequence_weights_read_and_written(tmp_path):
+    """``@weight:w`` weighs its sequence (anywhere in it, as CRFsuite reads it; the next
+    sequence is back to 1); write_sequences writes it back, and the file reads the same."""
+    inst = parse_lines(["@weight:2.5\n", "A\tx\n", "B\ty\n", "\n", "C\tz\n", "\n",
+                        "D\tz\n", "@weight:0\n", "E\n"], "mem")
+    assert inst.y == [["A", "B"], ["C"], ["D", "E"]]
+    assert inst.weights == [2.5, 1.0, 0.0] and inst.weighted
+    path = tmp_path / "w.txt"
+    with open(path, "w", encoding="utf-8") as f:
+        write_sequences(f, inst.X, inst.y, inst.weights)
+    text = path.read_text()
+    assert text.startswith("@weight:2.5\nA\tx\n") and text.count("@weight") == 2
+    again = read_file(str(path))
+    assert (again.X, again.y, again.weights) == (inst.X, inst.y, inst.weights)
 
 
 @pytest.mark.parametrize("line, what", [
@@ -156,12 +173,21 @@ def test_crfsuite_format_blank_lines_and_weights():
     ("A\tx:abc\n", "not a number"),
     ("A\t:1\n", "empty name"),
     ("A:1\tx\n", "bad label"),
-    ("@weight:2\tx\n", "instance weights"),
+    ("@weight:2\tx\n", "stands alone on its line"),
+    ("@weight:-1\n", "finite number >= 0"),
+    ("@weight:nan\n", "finite number >= 0"),
+    ("@weight:x\n", "is not a number"),
     ("@foo:1\n", "unrecognized declaration"),
 ])
 def test_crfsuite_format_errors_name_file_and_line(line, what):
     with pytest.raises(DataFormatError, match=f"data.txt:2: .*{what}"):
         parse_lines(["B\tok\n", line], "data.txt")
+
+
+def test_crfsuite_format_one_weight_per_sequence():
+    with pytest.raises(DataFormatError, match="data.txt:3: a second @weight in one sequence "
+                                              r"\(the first on line 1\)"):
+        parse_lines(["@weight:2\n", "A\n", "@weight:3\n"], "data.txt")
 
 
 def test_missing_and_binary_files(tmp_path):

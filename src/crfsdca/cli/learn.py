@@ -171,6 +171,9 @@ def _learn(args: argparse.Namespace) -> int:
     data = read_files(args.files)
     print(f"Read {len(data.X)} instances, {sum(map(len, data.X))} items from "
           f"{len(args.files)} file(s)", file=out)
+    if data.weighted:  # until the estimator takes sample_weight (issue 48, next commit)
+        raise ConfigError("@weight declarations other than 1: sequence weights are not "
+                          "trained on yet")
     groups = _groups(len(data.X), args) or data.groups
     n_groups = args.split or len(args.files)
     est = CRF(verbose=not args.quiet, **params)

@@ -3,8 +3,9 @@
 One item per line: the label, then its attributes, separated by TABs (several TABs count
 as one); an attribute is ``name`` (weight 1) or ``name:weight``; in names and labels
 ``\\:`` stands for a colon and ``\\\\`` for a backslash. A blank line ends a sequence. A
-first field ``@weight:w`` declares an instance weight in CRFsuite; only weight 1 is
-accepted here. Anything else that CRFsuite would read silently in some odd way (a second
+line ``@weight:w`` declares the weight of its sequence (CRFsuite's instance weight: the
+sequence's loss counts w times; a finite number >= 0, once per sequence, alone on its
+line). Anything else that CRFsuite would read silently in some odd way (a second
 colon, a weight that is not a number, an empty name) stops the reading with the file, the
 line and what was wrong.
 """
@@ -26,26 +27,35 @@ from ..errors import DataFormatError
 @dataclass
 class Instances:
     """Sequences read from CRFsuite files: items (lists of attributes: a name, or a
-    (name, weight) pair), labels, and the group (file number from 0) of each sequence."""
+    (name, weight) pair), labels, the group (file number from 0) and the weight
+    (``@weight``, else 1) of each sequence."""
 
     X: list[list[list]] = field(default_factory=list)
     y: list[list[str]] = field(default_factory=list)
     groups: list[int] = field(default_factory=list)
+    weights: list[float] = field(default_factory=list)
 
     def extend(self, other: Instances) -> None:
         self.X += other.X
         self.y += other.y
         self.groups += other.groups
+        self.weights += other.weights
 
-    def close_sequence(self, xseq: list, yseq: list, group: int) -> None:
-        """Add the items and labels read so far as a sequence of ``group`` (none if
-        empty), and empty the two lists for the next one."""
+    def close_sequence(self, xseq: list, yseq: list, group: int, weight: float = 1.0) -> None:
+        """Add the items and labels read so far as a sequence of ``group`` and ``weight``
+        (none if empty), and empty the two lists for the next one."""
         if xseq:
             self.X.append(list(xseq))
             self.y.append(list(yseq))
             self.groups.append(group)
+            self.weights.append(weight)
             xseq.clear()
             yseq.clear()
+
+    @property
+    def weighted(self) -> bool:
+        """Whether a sequence has a weight other than 1."""
+        return any(w != 1.0 for w in self.weights)
 
 
 def _unescape(text: str, where: str, path, line: int) -> list[str]:
@@ -97,9 +107,14 @@ def parse_lines(lines, path, group: int = 0) -> Instances:
     out = Instances()
     xseq: list[list] = []
     yseq: list[str] = []
+    declared: list[int] = []  # the line of this sequence's @weight, if any
+    weight = 1.0
 
     def close():
-        out.close_sequence(xseq, yseq, group)
+        nonlocal weight
+        out.close_sequence(xseq, yseq, group, weight)
+        weight = 1.0
+        declared.clear()
 
     for number, raw in enumerate(lines, start=1):
         text = raw.rstrip("\n").rstrip("\r")
@@ -109,16 +124,8 @@ def parse_lines(lines, path, group: int = 0) -> Instances:
         fields = [f for f in text.split("\t") if f]
         label_parts = _field(fields[0], path, number)
         if label_parts[0].startswith("@"):
-            if label_parts[0] != "@weight" or len(label_parts) != 2:
-                raise DataFormatError(path, f"unrecognized declaration {fields[0]!r}", number)
-            try:
-                weight = float(label_parts[1])
-            except ValueError:
-                raise DataFormatError(path, f"instance weight {label_parts[1]!r} is not a "
-                                            "number", number) from None
-            if weight != 1.0:
-                raise DataFormatError(path, "instance weights other than 1 (@weight) are "
-                                            "not supported", number)
+            weight = _declared_weight(fields, label_parts, declared, path, number)
+            declared.append(number)
             continue
         if len(label_parts) != 1 or not label_parts[0]:
             raise DataFormatError(path, f"bad label {fields[0]!r} (an empty label, or a colon "
@@ -158,6 +165,30 @@ def parse_lines(lines, path, group: int = 0) -> Instances:
         yseq.append(label_parts[0])
     close()
     return out
+
+
+def _declared_weight(fields: list[str], parts: list[str], declared: list[int], path,
+                     number: int) -> float:
+    """The weight of a ``@weight:w`` line; DataFormatError for any other declaration, a
+    weight that is not a finite number >= 0, a second one in a sequence or more fields
+    on its line (CRFsuite would read the next field as a label)."""
+    if parts[0] != "@weight" or len(parts) != 2:
+        raise DataFormatError(path, f"unrecognized declaration {fields[0]!r}", number)
+    try:
+        weight = float(parts[1])
+    except ValueError:
+        raise DataFormatError(path, f"instance weight {parts[1]!r} is not a number",
+                              number) from None
+    if not (math.isfinite(weight) and weight >= 0):
+        raise DataFormatError(path, f"instance weight {parts[1]!r} must be a finite number "
+                                    ">= 0", number)
+    if len(fields) > 1:
+        raise DataFormatError(path, "a @weight declaration stands alone on its line (no "
+                                    "label or attributes after it)", number)
+    if declared:
+        raise DataFormatError(path, f"a second @weight in one sequence (the first on line "
+                                    f"{declared[0]})", number)
+    return weight
 
 
 def _separated(text: str) -> str | None:
@@ -382,9 +413,12 @@ def format_item(label: str, attributes) -> str:
     return "\t".join(fields)
 
 
-def write_sequences(stream, X, y) -> None:
-    """Write sequences in CRFsuite's format (a blank line after each)."""
-    for xseq, yseq in zip(X, y, strict=True):
+def write_sequences(stream, X, y, weights=None) -> None:
+    """Write sequences in CRFsuite's format (a blank line after each), with a ``@weight``
+    line first where ``weights`` (one per sequence) gives one other than 1."""
+    for i, (xseq, yseq) in enumerate(zip(X, y, strict=True)):
+        if weights is not None and weights[i] != 1.0:
+            stream.write(f"@weight:{float(weights[i]):.17g}\n")
         for item, label in zip(xseq, yseq, strict=True):
             stream.write(format_item(label, item) + "\n")
         stream.write("\n")
