@@ -72,7 +72,7 @@ def test_output_paths_are_checked_before_training(tmp_path, where, unwritable_di
 
 def test_divergence_raises_and_writes_nothing(tmp_path):
     model = tmp_path / "m.model"
-    X_big = [[{"w": 1e300}, {"v": -1e300}]] * 4
+    X_big = [[{"w": 1e100}, {"v": -1e100}]] * 4  # taken (<= 1e150), but scores overflow
     with pytest.raises(DivergedError, match="diverged .*scale them to about 1"):
         CRF(model_filename=str(model)).fit(X_big, [["A", "B"]] * 4)
     assert not model.exists() and not list(tmp_path.iterdir())
@@ -84,3 +84,21 @@ def test_threads_above_the_cores_are_capped_with_a_warning():
     assert crf.predict(X[:1]) == Y[:1]
 
 
+
+
+def test_what_cannot_train_is_refused_before_training():
+    """A c2 so small that SDCA's weights (1/c2) overflow, and an attribute value whose
+    squares overflow, get one line before any epoch (CRFsuite trains the first to the
+    L-BFGS answer and the second to a model that predicts one label)."""
+    from crfsdca.cli.precompile import tiny_data
+
+    X, y = tiny_data(20)
+    with pytest.raises(ConfigError, match=r"c2 = 1e-300 is too small for sdca.*'lbfgs'"):
+        CRF(c2=1e-300).fit(X, y)
+    big = [[{**item, "big": 1e300} for item in xseq] if isinstance(xseq[0], dict) else xseq
+           for xseq in X]
+    with pytest.raises(ValueError, match=r"sequence 0, item 0, attribute 'big': value "
+                                         r"1e\+300 is too large"):
+        CRF().fit(big, y)
+    assert CRF(algorithm="lbfgs", c2=1e-300, max_iterations=5).fit(X, y).predict(X[:1])
+    assert CRF(c2=1e-6, max_iterations=2).fit(X, y).training_log_.last_iteration["epoch"] == 2

@@ -39,7 +39,15 @@ from .runtime.io import check_writable
 from .solvers.registry import SOLVERS, algorithms, canonical_algorithm
 from .tagger import Tagger
 from .training.feature_set import crfsuite_feature_mask
-from .training.learn import DEFAULT_EPSILON, learn, make_problem, solver_config
+from .training.learn import (
+    DEFAULT_EPSILON,
+    check_values,
+    feature_mass,
+    learn,
+    make_problem,
+    scale_problem,
+    solver_config,
+)
 from .training.warm_start import (
     concatenate,
     dual_state,
@@ -394,6 +402,9 @@ class CRF(BaseEstimator):
         c2 = float(self.c2)
         if not (math.isfinite(c2) and c2 >= 0):
             raise ValueError(f"c2 must be a finite number >= 0, got {self.c2}")
+        transitions = sum(map(len, X)) - len(X)  # a lower bound of the data's feature mass
+        if (why := scale_problem(c2, transitions, config)) is not None:
+            raise ConfigError(why)  # before the items are encoded
         continuing = add_to_state or self.warm_start
         previous = self._current_model() if continuing else None
         state = self._dual if continuing else None
@@ -413,6 +424,9 @@ class CRF(BaseEstimator):
             zero_entries = zero_entries + [0, kept.n_tokens]
         A, K = len(attributes), len(labels)
         phases = {"encode": lap()}
+        check_values(train, attributes)
+        if (why := scale_problem(c2, feature_mass(train), config)) is not None:
+            raise ConfigError(why)
         mask = crfsuite_feature_mask(train, A, K, bool(self.all_possible_states),
                                      bool(self.all_possible_transitions),
                                      float(self.min_freq), bool(self.bias), zero_entries)

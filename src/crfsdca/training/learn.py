@@ -25,7 +25,8 @@ from ..solvers.registry import ALGORITHMS, SOLVERS, SolverConfig, spec
 from .run import Progress, TrainingLog, log_row, run_solver
 
 __all__ = ["ALGORITHMS", "DEFAULT_EPOCHS", "Learned", "TrainingLog", "learn", "lambda_of",
-           "make_problem", "solver_config", "DEFAULT_EPSILON"]
+           "make_problem", "solver_config", "DEFAULT_EPSILON", "check_values",
+           "feature_mass", "scale_problem"]
 
 DEFAULT_EPOCHS = 1000
 """Epoch budget when none is given (training normally stops by ``epsilon`` well before)."""
@@ -47,6 +48,57 @@ def lambda_of(c2: float, n: int) -> float:
 def c2_of(problem: Problem) -> float:
     """CRFsuite's c2 of a problem (lambda n / 2)."""
     return problem.lam * problem.n / 2.0
+
+
+LARGEST_VALUE = 1e150
+"""The largest attribute value (in magnitude) a fit takes: about the square root of the
+largest double, so that sums of squares (step sizes, norms, radii) stay finite. Larger
+values make every solver overflow at its first step; CRFsuite trains on them to a model
+that predicts one label everywhere."""
+
+SCORE_LIMIT = 1e300
+"""What the scores and the squared norm of the dual solvers' weights may reach. SDCA's
+(and OEG's) weights are w_hat(mu) = (1/(lambda n)) sum_i (F(x_i, y_i) - E_mu_i[F]), so
+||w|| <= 2 M / (lambda n) = M / c2 and every score |<w, F(x_i, y)>| <= M^2 / c2, with M
+the data's feature mass (the sum over tokens of |values| plus the bias and transition
+entries); P(w) holds lambda/2 ||w||^2 <= (M / c2)^2 c2 / n."""
+
+
+def feature_mass(train) -> float:
+    """M: the sum over every token of the magnitudes of its features (its attribute
+    values, one bias entry and, but for the last token of a sequence, one transition)."""
+    values = train.nnz if train.binary else np.abs(train.attr_values).sum()
+    return float(values) + 2.0 * train.n_tokens - train.n_sequences
+
+
+def scale_problem(c2: float, mass: float, config: SolverConfig) -> str | None:
+    """Why ``config``'s solver cannot train at ``c2`` on data of feature mass ``mass``
+    (its weights would overflow: see :data:`SCORE_LIMIT`), or None. ``mass`` may be a
+    lower bound (the token count, before the items are encoded): a refusal then holds."""
+    smallest = max(mass * mass / SCORE_LIMIT, mass / SCORE_LIMIT**0.5)
+    if not config.spec.needs_l2 or c2 <= 0 or c2 > smallest:
+        return None
+    return (f"c2 = {c2:g} is too small for {config.name}: its weights grow as 1/c2 and "
+            f"would overflow on this data (c2 must exceed {smallest:.1g}); use a larger "
+            f"c2, or algorithm='lbfgs', which needs no L2 term")
+
+
+def check_values(train, attributes) -> None:
+    """Refuse attribute values beyond :data:`LARGEST_VALUE` in magnitude, naming the first
+    such entry (sequence, item, and its name in the ``attributes`` vocabulary)."""
+    if not train.nnz or train.binary:
+        return
+    values = train.attr_values
+    big = np.flatnonzero(~(np.abs(values) <= LARGEST_VALUE))
+    if not len(big):
+        return
+    entry = int(big[0])
+    token = int(np.searchsorted(train.attr_indptr, entry, side="right")) - 1
+    i = int(np.searchsorted(train.offsets, token, side="right")) - 1
+    name = attributes.strings()[int(train.attr_indices[entry])]
+    raise ValueError(f"sequence {i}, item {token - int(train.offsets[i])}, attribute "
+                     f"{name!r}: value {values[entry]:g} is too large (at most "
+                     f"{LARGEST_VALUE:g} in magnitude; scale the values to about 1)")
 
 
 def make_problem(train, n_attributes: int, n_labels: int, label_names: list[str],

@@ -104,6 +104,20 @@ def log_row(row: dict, n: int) -> dict:
     return out
 
 
+def _sound(row: dict, has_dual: bool) -> bool:
+    """Whether a row's objective values can be true: P(w) is finite and not negative (a
+    sum of log-losses and norms), the dual finite and, by weak duality, not above P beyond
+    rounding. A row that fails holds no digit of information (overflow, or the
+    cancellation of scores far beyond 1 / machine epsilon): the run has diverged."""
+    primal = row["primal"]
+    if not (math.isfinite(primal) and primal >= 0):
+        return False
+    if not has_dual:
+        return True
+    dual = row["dual"]
+    return math.isfinite(dual) and dual <= primal + 1e-6 * abs(primal) + 1e-300
+
+
 class _Diverged(Exception):
     """A non-finite primal, dual or gap estimate: the run stops (status ``diverged``)."""
 
@@ -182,7 +196,7 @@ def train(solver: Solver, monitor: Monitor, epochs: float, period: float = 1.0,
         row = monitor.row(solver, t_solver, epoch)
         result.rows.append(row)
         progress.update(row, epochs)
-        if not math.isfinite(row["primal"]) or (has_dual and not math.isfinite(row["dual"])):
+        if not _sound(row, has_dual):
             raise _Diverged
         return row
 
