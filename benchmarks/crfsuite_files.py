@@ -14,11 +14,12 @@ import sys
 from pathlib import Path
 
 import yaml
-from common import ROOT
 
 from crfsdca.data.corpus_items import corpus_items
 from crfsdca.data.crfsuite_format import write_sequences
 from crfsdca.runtime.io import atomic_write
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def main(argv=None) -> int:

@@ -100,14 +100,14 @@ def main() -> None:
                     help="sentence counts of more warm comparisons")
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
-    sys.path.insert(0, str(ROOT / "benchmarks"))
+    sys.path.insert(0, str(ROOT / "benchmarks" / "studies"))
     from common import machine
 
     print(f"machine: {machine()}")
     with tempfile.TemporaryDirectory(prefix="crfsdca-first-use-") as tmp:
         base = Path(tmp)
         script = base / "work.py"
-        script.write_text(WORK.format(benchmarks=str(ROOT / "benchmarks")))
+        script.write_text(WORK.format(benchmarks=str(ROOT / "benchmarks" / "studies")))
         t = time.perf_counter()
         shipped = wheel(base / "shipped", precompile=True)
         print(f"wheel with its kernels built in {time.perf_counter() - t:.0f} s, "

@@ -5,24 +5,21 @@ sklearn-crfsuite's tutorial features (CoNLL-2002 Spanish), iterate by iterate.""
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pytest
-from conftest import ROOT
+from conftest import RAW
 
 from crfsdca import CRF
 from crfsdca.data.items import Vocabulary, encode
+from crfsdca.data.tutorial import iob_sents, sent2features, sent2labels
 from crfsdca.model.objective import primal
 
 pycrfsuite = pytest.importorskip("pycrfsuite")
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from tutorial import iob_sents, sent2features, sent2labels  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def spanish():
-    sents = iob_sents("esp.train", limit=150)
+    sents = iob_sents("esp.train", RAW / "conll2002.zip", limit=150)
     return [sent2features(s) for s in sents], [sent2labels(s) for s in sents]
 
 

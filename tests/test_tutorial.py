@@ -11,16 +11,14 @@ import sys
 import textwrap
 
 import pytest
-from conftest import ROOT
+from conftest import RAW, ROOT
 
 pytestmark = pytest.mark.slow
 
 PRELUDE = f"""
-import sys
-sys.path.insert(0, {str(ROOT / 'benchmarks')!r})
-from tutorial import iob_sents, sent2features, sent2labels
-train_sents = iob_sents("esp.train", limit=600)
-test_sents = iob_sents("esp.testb", limit=300)
+from crfsdca.data.tutorial import iob_sents, sent2features, sent2labels
+train_sents = iob_sents("esp.train", {str(RAW / 'conll2002.zip')!r}, limit=600)
+test_sents = iob_sents("esp.testb", {str(RAW / 'conll2002.zip')!r}, limit=300)
 """
 
 # The tutorial's cells (sklearn-crfsuite's docs/CoNLL2002.ipynb), with the imports swapped.

@@ -1,5 +1,15 @@
 """Why the solvers take inner products without BLAS: two SDCA lanes after a BLAS call.
 
+Question: Does OpenBLAS's spinning after numpy's `w @ w` between chunks slow two SDCA
+    lanes?
+Date: 2026-11-23
+Commit: a9f6f29
+Answer: Yes: two lanes against one 1.80x with nothing between the chunks, 1.17x with
+    numpy's `w @ w` between them, 1.77x with `jit.dot`; every long inner product now
+    goes through `jit.dot`.
+Frozen: kept as it ran (moved from benchmarks/ on 2026-11-27), still runnable: `python
+benchmarks/studies/blas_spin.py`.
+
 Runs SDCA-GAP in chunks of 0.1 epoch, as a monitored run does, on 1 and on 2 lanes, and
 between two chunks computes ||w||^2 in one of three ways: not at all, with numpy's
 ``w @ w`` (OpenBLAS's ``ddot``, on all cores, whose threads then spin for a while), or
@@ -7,7 +17,7 @@ with :func:`crfsdca.runtime.jit.dot` (this thread only). Prints the solver's sec
 (the chunks alone, not the products) and the 2-lane speed-up. With numpy's product the
 second lane finds its core taken by a spinning BLAS thread.
 
-    python benchmarks/blas_spin.py [--datasets ner] [--epochs 3]
+    python benchmarks/studies/blas_spin.py [--datasets ner] [--epochs 3]
 """
 
 from __future__ import annotations

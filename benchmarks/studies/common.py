@@ -13,7 +13,7 @@ import numpy as np
 from crfsdca.data.synthetic import pos_scale
 from crfsdca.solvers.base import Problem
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATASETS = ("ocr", "conll", "ner", "pos")
 
 
@@ -27,27 +27,6 @@ def machine() -> str:
         pass
     affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
     return f"{cpu}, {os.cpu_count()} cores ({affinity} usable), Python {platform.python_version()}"
-
-
-def fitted_run(fit):
-    """Call ``fit()`` (an estimator's fit) and return what ``crfsdca.training.run.run_solver``
-    returned inside it: the solver and its result, for the solver's own seconds and
-    counters."""
-    import crfsdca.training.run as training
-
-    runs = []
-    original = training.run_solver
-
-    def keep(*args, **kwargs):
-        runs.append(original(*args, **kwargs))
-        return runs[-1]
-
-    training.run_solver = keep
-    try:
-        fit()
-    finally:
-        training.run_solver = original
-    return runs[0]
 
 
 def load_problem(name: str, processed: Path | None = None) -> Problem | None:

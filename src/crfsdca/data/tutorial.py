@@ -1,31 +1,30 @@
-"""sklearn-crfsuite's tutorial, as users copy it: CoNLL-2002 sentences and its word features.
+"""sklearn-crfsuite's tutorial as users copy it: CoNLL-2002 sentences and its word features.
 
 The tutorial (sklearn-crfsuite's docs, "Tutorial") reads ``nltk.corpus.conll2002``'s
-``iob_sents``; here the same sentences come from the vendored ``data/raw/conll2002.zip``
-(NLTK's own copy of the corpus), as (word, POS, tag) triples. ``word2features``,
-``sent2features``, ``sent2labels`` are the tutorial's functions, unchanged. The test of
-the drop-in (``tests/test_tutorial.py``) and the practitioner's benchmark import them.
+``iob_sents``; :func:`iob_sents` reads the same sentences from NLTK's copy of the corpus
+(the repository vendors it as ``data/raw/conll2002.zip``), as (word, POS, tag) triples.
+``word2features``, ``sent2features``, ``sent2labels`` are the tutorial's functions,
+unchanged. The drop-in's tests, the benchmark suite and the studies all take their items
+from here, so that each measures the items a user of the tutorial has.
+
+Nothing of the package is imported: a process with sklearn-crfsuite alone can load this
+file by its path (``benchmarks/studies/tutorial.py`` does).
 """
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-CONLL2002 = ROOT / "data" / "raw" / "conll2002.zip"
-CONLL2000 = ROOT / "data" / "raw" / "conll2000.zip"
 
-
-def iob_sents(member: str, source: Path = CONLL2002, limit: int | None = None,
+def iob_sents(member: str, source: str | Path, limit: int | None = None,
               encoding: str = "utf-8") -> list[list[tuple[str, str, str]]]:
-    """The sentences of ``member`` (``esp.train``, ``ned.testb``...) as NLTK's
-    ``conll2002.iob_sents`` gives them: lists of (word, POS, IOB tag); -DOCSTART- lines
-    are left out, as NLTK does."""
-    import zipfile
-
-    name = f"{source.stem}/{member}"
+    """The sentences of ``member`` (``esp.train``, ``ned.testb``...) of the zip ``source``
+    as NLTK's ``conll2002.iob_sents`` gives them: lists of (word, POS, IOB tag);
+    -DOCSTART- lines are left out, as NLTK does. ``limit``: the first sentences only."""
+    source = Path(source)
     with zipfile.ZipFile(source) as z:
-        text = z.read(name).decode(encoding)
+        text = z.read(f"{source.stem}/{member}").decode(encoding)
     sents, cur = [], []
     for line in text.splitlines():
         parts = line.split()

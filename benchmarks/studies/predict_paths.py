@@ -1,5 +1,14 @@
 """crfsdca's prediction paths against sklearn-crfsuite's on the same data (issue 28, item 5).
 
+Question: Are crfsdca's prediction paths as fast as sklearn-crfsuite's?
+Date: 2026-11-26
+Commit: 799b08d
+Answer: None slower: `predict` 1.11-1.17x faster, `predict_single` 1.00-1.02x on a first
+    pass and 1.46-1.64x after, `predict_marginals` 1.30-1.61x (Dutch and CoNLL-2000, c2
+    = 1). The suite's `test_predict` measures them now.
+Frozen: kept as it ran (moved from benchmarks/ on 2026-11-27), still runnable: `python
+benchmarks/studies/predict_paths.py`.
+
 On the practitioner's data (sklearn-crfsuite's tutorial features on CoNLL-2002 Dutch,
 CRFsuite's chunking features on CoNLL-2000), each tool fits once (c2 = 1,
 ``all_possible_transitions``; sklearn-crfsuite's L-BFGS to 100 iterations, crfsdca's
@@ -8,8 +17,8 @@ after item with a fresh tagger (a first pass: crfsdca meets every (key, value) p
 the first time) and again (a second pass), and ``predict_marginals``. Medians of
 ``--repeat`` rounds; one thread.
 
-    cd benchmarks && python predict_paths.py                  # ner and chunk
-    cd benchmarks && python predict_paths.py --datasets ner --repeat 5
+    cd benchmarks/studies && python predict_paths.py                  # ner and chunk
+    cd benchmarks/studies && python predict_paths.py --datasets ner --repeat 5
 """
 
 from __future__ import annotations

@@ -1,5 +1,14 @@
 """One thread against several: the full-batch gradient pass and SDCA-GAP's time to 1e-4.
 
+Question: How much sooner do SDCA-GAP and the gradient pass finish on 2 threads than on
+    1?
+Date: 2026-11-24
+Commit: e3fe389
+Answer: SDCA-GAP reaches 1e-4 1.74x sooner on NER and 1.81-1.84x on CONLL, with the same
+    epochs; the full-batch gradient pass is 1.83-1.92x faster.
+Frozen: kept as it ran (moved from benchmarks/ on 2026-11-27), still runnable: `python
+benchmarks/studies/threads.py`.
+
 Measured in one process, one configuration after the other, so that the ratios compare
 runs on the same machine in the same state (the machine's cores are printed; a ratio near
 1 on a loaded machine says that there was no free core, not that threads do not help).
@@ -12,7 +21,7 @@ runs on the same machine in the same state (the machine's cores are printed; a r
   of 1e-5, L being the best dual value either run reached (a lower bound on P*), and the
   final primal values (the same P* to the certificate).
 
-    python benchmarks/threads.py [--datasets conll ner] [--threads 2] [--epochs 20]
+    python benchmarks/studies/threads.py [--datasets conll ner] [--threads 2] [--epochs 20]
 """
 
 from __future__ import annotations

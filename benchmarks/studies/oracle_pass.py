@@ -1,10 +1,19 @@
 """Time one full oracle pass (forward-backward with all marginals) over each training set.
 
+Question: How fast is one oracle pass (forward-backward with all marginals) against
+    plain numpy?
+Date: 2026-11-21
+Commit: 930926f
+Answer: 0.18 s over CONLL's 8,936 training sentences (1.16 M tokens/s), 166 times the
+    plain-numpy reference. The suite's `test_oracle_pass` measures the pass now.
+Frozen: kept as it ran (moved from benchmarks/ on 2026-11-27), still runnable: `python
+benchmarks/studies/oracle_pass.py`.
+
 Prints tokens per second of the numba core and of a plain-numpy implementation
 (vectorized over labels, Python loop over tokens, as the paper's own code) measured
 in the same run on the first sequences of the same data, and their ratio.
 
-    python benchmarks/oracle_pass.py [--datasets ocr conll ner pos pos-synthetic]
+    python benchmarks/studies/oracle_pass.py [--datasets ocr conll ner pos pos-synthetic]
 """
 
 from __future__ import annotations
