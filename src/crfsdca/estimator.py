@@ -21,6 +21,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
 from .data.items import Vocabulary, encode
+from .data.sequences import with_weights
 from .eli5_support import install as install_eli5_explainer
 from .errors import ConfigError
 from .model.objective import predict as viterbi_labels
@@ -55,6 +56,7 @@ from .training.warm_start import (
     state_digests,
     state_sequences,
 )
+from .training.weighting import check_sample_weight, fit_weights
 
 CRFSUITE_ONLY: tuple[str, ...] = ()
 """CRFsuite's algorithms that are not offered here (all of them are now)."""
@@ -162,6 +164,12 @@ class CRF(BaseEstimator):
         sklearn-crfsuite's; accepted for compatibility, no temporary file is written here.
     trainer_cls : None, default None
         sklearn-crfsuite's python-crfsuite trainer class; must be None.
+    class_weight : dict, "balanced" or None, default None
+        Weights of the labels, ``{label: weight}`` (labels not named weigh 1) or
+        ``"balanced"`` (N / (L N_k) for label k: N training tokens, N_k of them labeled k,
+        L labels). A CRF's loss is per sequence: each sequence's weight is multiplied by
+        the mean weight of its gold labels (``crfsdca.training.weighting``), so the
+        objective stays sum_i c_i NLL_i and SDCA's gap a certificate.
     sampler, non_uniformity, ..., arow_epsilon : keyword-only, default None
         Every solver option is also a parameter, by its run key (``sampler``,
         ``non_uniformity``, ``store_dtype``, ``sag_decrease``, ``lbfgs_memory``...) and,
@@ -261,7 +269,8 @@ class CRF(BaseEstimator):
                  min_freq=0.0, all_possible_states=False, all_possible_transitions=False,
                  bias=False, max_seconds=None, random_state=0, threads=1, warm_start=False,
                  save_dual=False, verbose=False, model_filename=None, model_format=None,
-                 keep_tempfiles=False, trainer_cls=None, *, sampler=None, non_uniformity=None,
+                 keep_tempfiles=False, trainer_cls=None, class_weight=None, *, sampler=None,
+                 non_uniformity=None,
                  line_search=None, line_search_start=None, subprecision=None, step_size=None,
                  refresh_every=None, store_dtype=None, init_c=None, catalyst=None,
                  catalyst_floor=None, sag_lipschitz_init=None, sag_decrease=None,
@@ -300,6 +309,7 @@ class CRF(BaseEstimator):
         self.model_format = model_format
         self.keep_tempfiles = keep_tempfiles
         self.trainer_cls = trainer_cls
+        self.class_weight = class_weight
         self.sampler = sampler
         self.non_uniformity = non_uniformity
         self.line_search = line_search
@@ -372,15 +382,22 @@ class CRF(BaseEstimator):
         self.training_log_ = None
 
     # ---------------------------------------------------------------------- training
-    def fit(self, X, y, X_dev=None, y_dev=None):
-        """Train on sequences ``X`` (lists of items) with labels ``y`` (lists of strings)."""
-        return self._fit(X, y, X_dev, y_dev, add_to_state=False)
+    def fit(self, X, y, X_dev=None, y_dev=None, sample_weight=None):
+        """Train on sequences ``X`` (lists of items) with labels ``y`` (lists of strings).
 
-    def partial_fit(self, X, y, X_dev=None, y_dev=None):
-        """Continue training (SDCA) on the sequences kept from earlier fits plus ``X``."""
-        return self._fit(X, y, X_dev, y_dev, add_to_state=True)
+        ``sample_weight``: a weight per sequence (finite, >= 0; a number: the same for
+        all), multiplying its loss: the objective is sum_i c_i NLL_i + c1 ||w||_1 +
+        c2 ||w||^2 (CRFsuite's ``@weight``; c2 is not rescaled, as scikit-learn's
+        sample_weight multiplies the loss only). A weight of 2 trains as the sequence
+        written twice; a weight of 0 leaves it out."""
+        return self._fit(X, y, X_dev, y_dev, sample_weight, add_to_state=False)
 
-    def _fit(self, X, y, X_dev, y_dev, add_to_state: bool):
+    def partial_fit(self, X, y, X_dev=None, y_dev=None, sample_weight=None):
+        """Continue training (SDCA) on the sequences kept from earlier fits (with their
+        weights) plus ``X`` (weighted by ``sample_weight``, as in :meth:`fit`)."""
+        return self._fit(X, y, X_dev, y_dev, sample_weight, add_to_state=True)
+
+    def _fit(self, X, y, X_dev, y_dev, sample_weight, add_to_state: bool):
         if (X_dev is None) != (y_dev is None):
             raise ValueError("pass both X_dev and y_dev to use the holdout data")
         X, y = _as_list(X, "X"), _as_list(y, "y")
@@ -388,6 +405,7 @@ class CRF(BaseEstimator):
             raise ValueError(f"X has {len(X)} sequences but y has {len(y)}")
         if not X:
             raise ValueError("no training sequences")
+        sample_weight = check_sample_weight(sample_weight, len(X))
         algorithm = self._check_algorithm()
         if self.trainer_cls is not None:
             raise ConfigError("trainer_cls is a python-crfsuite trainer class, which crfsdca "
@@ -417,12 +435,14 @@ class CRF(BaseEstimator):
         lap = _stopwatch()
         train, digests, zero_entries = encode(X, y, attributes, labels, grow=True,
                                               digests=keep)
+        train = with_weights(train, sample_weight)
         if add_to_state and state is not None:
             kept = state_sequences(state)
             train = concatenate(kept, train)
             digests = state_digests(state) + digests
             zero_entries = zero_entries + [0, kept.n_tokens]
         A, K = len(attributes), len(labels)
+        sampled, train = train, fit_weights(train, labels.strings(), self.class_weight)
         phases = {"encode": lap()}
         check_values(train, attributes)
         if (why := scale_problem(c2, feature_mass(train), config)) is not None:
@@ -470,7 +490,7 @@ class CRF(BaseEstimator):
                                             "last": last})
         self._dual = None
         if keep and learned.marginals is not None:
-            self._dual = dual_state(train, digests, learned.marginals, A, K, c2)
+            self._dual = dual_state(sampled, digests, learned.marginals, A, K, c2)
         learned.log.phases = {**phases, **learned.log.phases}
         self.training_log_ = learned.log
         if self.model_filename is not None:

@@ -4,7 +4,9 @@
 and every solver option by its run key (``sampler``, ``non_uniformity``,
 ``lbfgs_memory``...). Several files are groups 1..N; ``-e M`` holds group M out (scored
 at every epoch), ``-g N`` splits the instances into N random groups instead, ``-x`` runs
-N-fold cross-validation over the groups (no model is written).
+N-fold cross-validation over the groups (no model is written). A sequence's ``@weight:w``
+line weighs its loss w times (``sample_weight``), as CRFsuite's trainers do; the held-out
+scores are not weighted.
 """
 
 from __future__ import annotations
@@ -171,9 +173,6 @@ def _learn(args: argparse.Namespace) -> int:
     data = read_files(args.files)
     print(f"Read {len(data.X)} instances, {sum(map(len, data.X))} items from "
           f"{len(args.files)} file(s)", file=out)
-    if data.weighted:  # until the estimator takes sample_weight (issue 48, next commit)
-        raise ConfigError("@weight declarations other than 1: sequence weights are not "
-                          "trained on yet")
     groups = _groups(len(data.X), args) or data.groups
     n_groups = args.split or len(args.files)
     est = CRF(verbose=not args.quiet, **params)
@@ -210,9 +209,11 @@ def _fit(est, data, groups, holdout) -> None:
     dev = [i for i, g in enumerate(groups) if g == holdout]
     if not train:
         raise ConfigError("no training instances left")
+    weights = [data.weights[i] for i in train] if data.weighted else None
     try:
         est.fit([data.X[i] for i in train], [data.y[i] for i in train],
-                *(([data.X[i] for i in dev], [data.y[i] for i in dev]) if dev else ()))
+                *(([data.X[i] for i in dev], [data.y[i] for i in dev]) if dev else ()),
+                sample_weight=weights)
     except ValueError as e:  # the estimator's checks of parameters and items: one line
         if isinstance(e, CrfsdcaError):
             raise

@@ -10,7 +10,10 @@ A split of n sequences and N tokens is four arrays:
 - ``attr_values`` (float64, nnz, or empty): the value of each (token, attribute) entry, as
   python-crfsuite's real-valued attributes; empty means every value is 1 (binary
   attributes, CRFsuite's default extractors and the paper's datasets), which the kernels
-  treat without reading an array.
+  treat without reading an array;
+- ``weights`` (float64, n, or empty): the weight c_i of each sequence in the objective
+  sum_i c_i NLL_i (scikit-learn's ``sample_weight``, CRFsuite's ``@weight``); empty means
+  every weight is 1, which the kernels treat without reading an array.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ class Sequences(NamedTuple):
     attr_indptr: np.ndarray
     attr_indices: np.ndarray
     attr_values: np.ndarray
+    weights: np.ndarray = np.zeros(0)
 
     @property
     def n_sequences(self) -> int:
@@ -49,26 +53,44 @@ class Sequences(NamedTuple):
     def lengths(self) -> np.ndarray:
         return np.diff(self.offsets)
 
+    @property
+    def weighted(self) -> bool:
+        """Whether the sequences carry weights (else every weight is 1)."""
+        return len(self.weights) > 0
+
+    def sequence_weights(self) -> np.ndarray:
+        """The weight of every sequence (ones when unweighted)."""
+        return self.weights if self.weighted else np.ones(self.n_sequences)
+
 
 NO_VALUES = np.zeros(0)
 """The values array of binary attributes."""
+NO_WEIGHTS = Sequences._field_defaults["weights"]
+"""The weights array of unweighted sequences (every weight 1)."""
 
 
-def make_sequences(offsets, labels, attr_indptr, attr_indices, attr_values=None) -> Sequences:
+def make_sequences(offsets, labels, attr_indptr, attr_indices, attr_values=None,
+                   weights=None) -> Sequences:
     """Build a :class:`Sequences` with canonical dtypes and C-contiguous arrays, checking shapes.
 
-    ``attr_values`` None (or all ones) gives binary attributes.
+    ``attr_values`` None (or all ones) gives binary attributes; ``weights`` None (or all
+    ones) unweighted sequences.
     """
     values = NO_VALUES if attr_values is None else np.ascontiguousarray(attr_values,
                                                                        dtype=np.float64)
     if len(values) and np.all(values == 1.0):
         values = NO_VALUES
+    seq_weights = NO_WEIGHTS if weights is None else np.ascontiguousarray(weights,
+                                                                          dtype=np.float64)
+    if len(seq_weights) and np.all(seq_weights == 1.0):
+        seq_weights = NO_WEIGHTS
     seq = Sequences(
         np.ascontiguousarray(offsets, dtype=np.int64),
         np.ascontiguousarray(labels, dtype=np.int32),
         np.ascontiguousarray(attr_indptr, dtype=np.int64),
         np.ascontiguousarray(attr_indices, dtype=np.int32),
         values,
+        seq_weights,
     )
     validate_sequences(seq)
     return seq
@@ -77,7 +99,8 @@ def make_sequences(offsets, labels, attr_indptr, attr_indices, attr_values=None)
 def validate_sequences(seq: Sequences, n_labels: int | None = None,
                        n_attributes: int | None = None) -> None:
     """Raise ValueError if the arrays are not a consistent split."""
-    off, lab, ptr, idx, val = seq
+    off, lab, ptr, idx, val = (seq.offsets, seq.labels, seq.attr_indptr, seq.attr_indices,
+                               seq.attr_values)
     if off.ndim != 1 or len(off) < 1 or off[0] != 0:
         raise ValueError("offsets must be a 1-d array starting at 0")
     if np.any(np.diff(off) < 1):
@@ -93,6 +116,8 @@ def validate_sequences(seq: Sequences, n_labels: int | None = None,
         raise ValueError(f"attr_values has {len(val)} entries but attr_indices has {len(idx)}")
     if len(val) and not np.all(np.isfinite(val)):
         raise ValueError("attribute values must be finite numbers")
+    if len(seq.weights):
+        check_sequence_weights(seq.weights, len(off) - 1, "weights", any_positive=False)
     if len(lab) and lab.min() < 0:
         raise ValueError("labels must be non-negative")
     if n_labels is not None and len(lab) and lab.max() >= n_labels:
@@ -103,6 +128,37 @@ def validate_sequences(seq: Sequences, n_labels: int | None = None,
         raise ValueError(f"attribute id {idx.max()} out of range for A = {n_attributes}")
 
 
+def check_sequence_weights(weights, n: int, name: str = "sample_weight",
+                           any_positive: bool = True) -> np.ndarray:
+    """``weights`` as n float64 sequence weights, or ValueError naming ``name`` and the
+    first bad entry: one finite number >= 0 per sequence (scikit-learn's rule; a weight
+    of 0 leaves the sequence out of the objective), and with ``any_positive`` not all 0
+    (a training set)."""
+    try:
+        w = np.asarray(weights, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be numbers, one per sequence") from None
+    if w.shape != (n,):
+        raise ValueError(f"{name} has shape {w.shape}, expected ({n},): one weight per "
+                         "sequence")
+    bad = np.flatnonzero(~(np.isfinite(w) & (w >= 0)))
+    if len(bad):
+        j = int(bad[0])
+        raise ValueError(f"{name}[{j}] = {float(w[j])!r}: sequence weights must be finite and "
+                         f">= 0 ({len(bad)} such)")
+    if any_positive and n and not np.any(w > 0):
+        raise ValueError(f"{name} is 0 for every sequence: nothing to train on")
+    return w
+
+
+def with_weights(seq: Sequences, weights) -> Sequences:
+    """``seq`` with sequence weights ``weights`` (None or all ones: unweighted), checked."""
+    if weights is None:
+        return seq._replace(weights=NO_WEIGHTS)
+    w = check_sequence_weights(weights, seq.n_sequences, "weights", any_positive=False)
+    return seq._replace(weights=NO_WEIGHTS if np.all(w == 1.0) else np.ascontiguousarray(w))
+
+
 def subset_sequences(seq: Sequences, stop: int) -> Sequences:
     """The first ``stop`` sequences of a split, as a new split."""
     stop = min(stop, seq.n_sequences)
@@ -110,4 +166,5 @@ def subset_sequences(seq: Sequences, stop: int) -> Sequences:
     nnz = int(seq.attr_indptr[n_tok])
     return make_sequences(seq.offsets[: stop + 1], seq.labels[:n_tok],
                           seq.attr_indptr[: n_tok + 1], seq.attr_indices[:nnz],
-                          None if seq.binary else seq.attr_values[:nnz])
+                          None if seq.binary else seq.attr_values[:nnz],
+                          seq.weights[:stop] if seq.weighted else None)

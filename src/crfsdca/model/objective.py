@@ -70,10 +70,18 @@ def slot_chunks(seq: Sequences, slots: int) -> np.ndarray:
     return np.maximum.accumulate(bounds)
 
 
+@njit(inline="always", **NJIT)
+def sequence_weight(seq, i):
+    """c_i, the weight of sequence i (1.0 when ``seq`` is unweighted: a product with it is
+    exact, so the unweighted arithmetic is unchanged)."""
+    return seq.weights[i] if len(seq.weights) > 0 else 1.0
+
+
 @njit(**NJIT)
 def _primal_pass(w, n_attr, K, seq, grad, want_grad, ws, bounds, first, stride):
     """Sum of the NLLs of the sequences of chunks first, first + stride, ... of ``bounds``
-    (:func:`slot_chunks`), and their gradients added into ``grad``.
+    (:func:`slot_chunks`), each times its weight c_i, and their gradients added into
+    ``grad``.
 
     The gradient needs the pairwise marginals only summed over the edges, so the chain
     sums them as it computes them (one K x K table in cache instead of T - 1 of them
@@ -83,16 +91,19 @@ def _primal_pass(w, n_attr, K, seq, grad, want_grad, ws, bounds, first, stride):
     loss = 0.0
     for c in range(first, len(bounds) - 1, stride):
         for i in range(bounds[c], bounds[c + 1]):
+            weight = sequence_weight(seq, i)
+            if weight == 0.0:  # out of the objective
+                continue
             T = unary_scores(w, n_attr, K, seq, i, ws.scores)
             if want_grad:
                 logz = chain_marginals(ws, T, K, w, ow, tmax, 0.0, NO_LABELS, 0, True)[0]
-                add_marginal_stats(grad, 1.0, ws.unary, 0, ws.pair, 0, T, K, n_attr, seq,
+                add_marginal_stats(grad, weight, ws.unary, 0, ws.pair, 0, T, K, n_attr, seq,
                                    i, min(T - 1, 1))
-                add_label_stats(grad, -1.0, K, n_attr, seq, i)
+                add_label_stats(grad, -weight, K, n_attr, seq, i)
             else:
                 logz = forward_logz(ws, T, K, tmax, w, ow)
-            loss += logz - labeling_score(ws.scores, T, K, w, n_attr, seq.labels,
-                                          seq.offsets[i])
+            loss += weight * (logz - labeling_score(ws.scores, T, K, w, n_attr, seq.labels,
+                                                    seq.offsets[i]))
     return loss
 
 
@@ -209,7 +220,8 @@ def _pass(w, seq, n_attr, K, lam, want_grad, mask=None, threads=1, buffers=None,
 
 def primal(w: np.ndarray, seq: Sequences, n_attr: int, n_labels: int, lam: float,
            l1: float = 0.0, threads: int = 1) -> float:
-    """P(w) = lam/2 ||w||^2 + l1 ||w||_1 + (1/n) sum_i [log Z_i(w) - score(x_i, y_i)]."""
+    """P(w) = lam/2 ||w||^2 + l1 ||w||_1 + (1/n) sum_i c_i [log Z_i(w) - score(x_i, y_i)],
+    c_i the sequence weights (all 1 unless ``seq`` is weighted)."""
     value = _pass(w, seq, n_attr, n_labels, lam, False, threads=threads)[0]
     return value + l1 * abs_sum(w) if l1 else value
 
@@ -217,7 +229,7 @@ def primal(w: np.ndarray, seq: Sequences, n_attr: int, n_labels: int, lam: float
 def primal_and_gradient(w, seq: Sequences, n_attr: int, n_labels: int, lam: float,
                         mask: np.ndarray | None = None, threads: int = 1,
                         buffers: SlotBuffers | None = None, into: np.ndarray | None = None):
-    """P(w) and grad P(w) = lam w + (1/n) sum_i (E_nu_i[F] - F(x_i, y_i)), the gradient
+    """P(w) and grad P(w) = lam w + (1/n) sum_i c_i (E_nu_i[F] - F(x_i, y_i)), the gradient
     restricted to the features of ``mask`` (uint8, 1 = a feature) when given, in ``into``
     or a new array. A caller that passes many times keeps its ``buffers`` (and its
     ``into``) across calls: fresh arrays of the weights' size fault their pages in again
@@ -231,15 +243,16 @@ def _weights_from_marginals(mu_unary, mu_pair, n_attr, K, seq, scale, out):
     n = len(offsets) - 1
     for i in range(n):
         T = offsets[i + 1] - offsets[i]
-        add_label_stats(out, scale, K, n_attr, seq, i)
-        add_marginal_stats(out, -scale, mu_unary, offsets[i] * K, mu_pair,
+        s = scale * sequence_weight(seq, i)
+        add_label_stats(out, s, K, n_attr, seq, i)
+        add_marginal_stats(out, -s, mu_unary, offsets[i] * K, mu_pair,
                            (offsets[i] - i) * K * K, T, K, n_attr, seq, i, T - 1)
 
 
 def weights_from_marginals(mu_unary, mu_pair, seq: Sequences, n_attr: int, n_labels: int,
                            lam: float, mask: np.ndarray | None = None) -> np.ndarray:
-    """w_hat(mu) = (1/(lam n)) sum_i (F(x_i, y_i) - E_mu_i[F(x_i, .)])  (eq. 16), restricted
-    to the features of ``mask`` when given."""
+    """w_hat(mu) = (1/(lam n)) sum_i c_i (F(x_i, y_i) - E_mu_i[F(x_i, .)])  (eq. 16), c_i
+    the sequence weights, restricted to the features of ``mask`` when given."""
     K = n_labels
     out = aligned_zeros(n_attr * K + 3 * K + K * K)
     _weights_from_marginals(mu_unary, mu_pair, n_attr, K, seq, 1.0 / (lam * seq.n_sequences),
@@ -261,14 +274,20 @@ def sequence_entropies(mu_unary, mu_pair, K, offsets, out):
 
 def dual_objective(mu_unary, mu_pair, seq: Sequences, n_attr: int, n_labels: int,
                    lam: float, mask: np.ndarray | None = None, l1: float = 0.0) -> float:
-    """D(mu) = -lam/2 ||w||^2 + (1/n) sum_i H~(mu_i), w = S_kappa(w_hat(mu)) the weights of
-    the dual point (kappa = l1 / lam; w = w_hat(mu) without L1; ``math.md`` section 8)."""
+    """D(mu) = -lam/2 ||w||^2 + (1/n) sum_i c_i H~(mu_i), w = S_kappa(w_hat(mu)) the
+    weights of the dual point (kappa = l1 / lam; w = w_hat(mu) without L1; ``math.md``
+    sections 4 and 8)."""
     w = weights_from_marginals(mu_unary, mu_pair, seq, n_attr, n_labels, lam, mask)
     if l1:
         w = soft_threshold(w, l1 / lam)
     ent = sequence_entropies(mu_unary, mu_pair, n_labels, seq.offsets,
                              np.empty(seq.n_sequences))
-    return -0.5 * lam * dot(w, w) + float(ent.mean())
+    return -0.5 * lam * dot(w, w) + weighted_sum(ent, seq) / seq.n_sequences
+
+
+def weighted_sum(values: np.ndarray, seq: Sequences) -> float:
+    """sum_i c_i values[i] over the sequences of ``seq`` (numpy's sum when unweighted)."""
+    return float(dot(seq.weights, values)) if seq.weighted else float(values.sum())
 
 
 @njit(**NJIT)
@@ -279,14 +298,16 @@ def _block_gaps(w, mu_unary, mu_pair, n_attr, K, seq, out, ws, bounds, first, st
         for i in range(bounds[c], bounds[c + 1]):
             T = unary_scores(w, n_attr, K, seq, i, ws.scores)
             forward_backward(ws, T, K, tmax, w, n_attr)
-            out[i] = chain_divergence(mu_unary, offsets[i] * K, mu_pair,
-                                      (offsets[i] - i) * K * K, ws.unary, 0, ws.pair, 0, T, K)
+            out[i] = sequence_weight(seq, i) * chain_divergence(
+                mu_unary, offsets[i] * K, mu_pair, (offsets[i] - i) * K * K, ws.unary, 0,
+                ws.pair, 0, T, K)
     return out
 
 
 def block_gaps(w, mu_unary, mu_pair, seq: Sequences, n_attr: int, n_labels: int,
                threads: int = 1) -> np.ndarray:
-    """g_i = D~(mu_i || nu_i(w)) for every sequence (eq. 10-11); one oracle call each."""
+    """g_i = c_i D~(mu_i || nu_i(w)) for every sequence (eq. 10-11; c_i its weight): at
+    w = w_hat(mu), P(w) - D(mu) is their mean. One oracle call each."""
     out = np.empty(seq.n_sequences)
     bounds = slot_chunks(seq, threads)
     run_parallel([(lambda s=s: _block_gaps(w, mu_unary, mu_pair, n_attr, n_labels, seq, out,
@@ -316,8 +337,9 @@ def _dirac_store(seq, K, c, mu_unary, mu_pair, ws, n_attr, scale, w_hat, entropi
             mu_pair[p0 + j] = ws.pair[j]
         if len(entropies):
             entropies[i] = chain_entropy(mu_unary, u0, mu_pair, p0, T, K)
-            add_label_stats(w_hat, scale, K, n_attr, seq, i)
-            add_marginal_stats(w_hat, -scale, mu_unary, u0, mu_pair, p0, T, K, n_attr, seq, i,
+            s = scale * sequence_weight(seq, i)
+            add_label_stats(w_hat, s, K, n_attr, seq, i)
+            add_marginal_stats(w_hat, -s, mu_unary, u0, mu_pair, p0, T, K, n_attr, seq, i,
                                T - 1)
 
 

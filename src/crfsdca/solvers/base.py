@@ -36,8 +36,9 @@ class Problem:
     """A regularized CRF training problem over the weights of ``feature_mask`` (uint8 per
     weight, 1 = a feature; None: all, the paper's model; :mod:`crfsdca.model.features`):
 
-        P(w) = (1/n) sum_i NLL_i(w) + lam/2 ||w||^2 + l1 ||w||_1.
+        P(w) = (1/n) sum_i c_i NLL_i(w) + lam/2 ||w||^2 + l1 ||w||_1,
 
+    c_i the weights of the training sequences (``train.weights``; all 1 unless given).
     CRFsuite's c1, c2 are l1 = c1 / n and lam = 2 c2 / n (its objective divided by n).
     """
 
@@ -124,6 +125,9 @@ class Solver(ABC):
         if problem.lam == 0 and (caps is None or caps.needs_l2):
             raise ConfigError(f"{self.name} needs an L2 term (c2 > 0, lambda > 0): use "
                               f"{_able('takes_no_l2')} for c2 = 0")
+        if problem.train.weighted and not (caps and caps.supports_weights):
+            raise ConfigError(f"{self.name} does not handle sequence weights (sample_weight, "
+                              f"@weight): use {_able('supports_weights')}")
         self.threads = check_threads(threads)
         if threads > 1 and not (caps and caps.supports_threads):
             raise ConfigError(f"{self.name} runs on one thread: use "

@@ -25,6 +25,7 @@ class SequenceIndex(NamedTuple):
     attr_indptr: np.ndarray
     attr_indices: np.ndarray
     attr_values: np.ndarray  # empty for binary attributes
+    weights: np.ndarray  # sequence weights, empty when every weight is 1
     uniq_ptr: np.ndarray  # n + 1: distinct attributes of i are uniq_attr[uniq_ptr[i]:...]
     uniq_attr: np.ndarray
     local: np.ndarray  # nnz: row of each (token, attribute) in its sequence's distinct list
@@ -63,7 +64,7 @@ def sequence_index(seq, n_attributes: int) -> SequenceIndex:
     total = build_index(seq.offsets, seq.attr_indptr, seq.attr_indices, n_attributes, uniq_ptr,
                         uniq_attr, local)
     return SequenceIndex(seq.offsets, seq.labels, seq.attr_indptr, seq.attr_indices,
-                         seq.attr_values, uniq_ptr, uniq_attr[:total].copy(), local)
+                         seq.attr_values, seq.weights, uniq_ptr, uniq_attr[:total].copy(), local)
 
 
 def max_distinct_attributes(index: SequenceIndex) -> int:

@@ -9,13 +9,15 @@ the edges). The caller folds decay into w at the end of an epoch.
 
 ``state`` of a pass: [T_STEPS] t, the steps taken since the start; [DECAY]; [LOSS] the sum
 of the instances' losses, each at the weights before its own update (CRFsuite's epoch
-loss); [LAST] the last instance's loss.
+loss); [LAST] the last instance's loss. A sequence of weight c_i (CRFsuite's instance
+weight) has loss c_i NLL_i and a step of gain c_i times the unweighted one, as CRFsuite's.
 """
 
 from __future__ import annotations
 
 from numba import njit
 
+from ..model.objective import sequence_weight
 from ..model.oracle import (
     NO_LABELS,
     chain_marginals,
@@ -131,8 +133,9 @@ def sgd_pass(order, lo, hi, w, n_attr, K, seq, mask, ws, tw, lam, t0, state):
         T = _scaled_scores(w, decay, n_attr, K, seq, i, ws, tw)
         tmax = transition_potentials(tw, 0, K, ws.trans)
         logz = chain_marginals(ws, T, K, tw, 0, tmax, 0.0, NO_LABELS, 0, True)[0]
-        loss = logz - _gold_score(ws, tw, T, K, seq, i)
-        add_gradient_step(w, gain, ws, T, K, n_attr, seq, i, mask)
+        weight = sequence_weight(seq, i)
+        loss = weight * (logz - _gold_score(ws, tw, T, K, seq, i))
+        add_gradient_step(w, gain * weight, ws, T, K, n_attr, seq, i, mask)
         total += loss
         t += 1.0
     state[T_STEPS] = t
@@ -144,13 +147,15 @@ def sgd_pass(order, lo, hi, w, n_attr, K, seq, mask, ws, tw, lam, t0, state):
 
 @njit(**NJIT)
 def loss_sum(order, lo, hi, w, n_attr, K, seq, ws, tw):
-    """sum of -log p(y_i | x_i; w) over the instances ``order[lo:hi]`` (forward passes)."""
+    """sum of -c_i log p(y_i | x_i; w) over the instances ``order[lo:hi]`` (forward passes;
+    c_i the sequence weights)."""
     total = 0.0
     for p in range(lo, hi):
         i = order[p]
         T = _scaled_scores(w, 1.0, n_attr, K, seq, i, ws, tw)
         tmax = transition_potentials(tw, 0, K, ws.trans)
-        total += forward_logz(ws, T, K, tmax, tw, 0) - _gold_score(ws, tw, T, K, seq, i)
+        total += sequence_weight(seq, i) * (forward_logz(ws, T, K, tmax, tw, 0)
+                                            - _gold_score(ws, tw, T, K, seq, i))
     return total
 
 

@@ -16,6 +16,10 @@ AROW need its norm before they update).
 
 ``sums`` of a pass: [0] the epoch's loss as CRFsuite defines it for the algorithm, [1] the
 number of instances updated, [2] Viterbi calls.
+
+A sequence of weight c_i (CRFsuite's instance weight) counts as CRFsuite counts it: its
+update is c_i times the unweighted one (the perceptron's and PA's step, AROW's
+difference vector) and its loss c_i times.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..model.objective import sequence_weight
 from ..model.oracle import labeling_score, transition_offset, unary_scores, viterbi
 from ..runtime.jit import NJIT
 from .rng import randint
@@ -50,13 +55,13 @@ def shuffle_instances(order, rng):
 
 @njit(inline="always", **NJIT)
 def _put(f, v, mode, a, sa, b, sb, used, actives, m):
-    """One term v of the difference at weight f: added into a and b (DIRECT) or collected
-    into a = delta (COLLECT); returns the number of actives."""
+    """One term v of the difference at weight f: sa v and sb v added into a and b (DIRECT),
+    or sa v collected into a = delta (COLLECT); returns the number of actives."""
     if mode == DIRECT:
         a[f] += sa * v
         b[f] += sb * v
         return m
-    a[f] += v
+    a[f] += sa * v
     if used[f] == 0:
         used[f] = 1
         actives[m] = f
@@ -127,9 +132,10 @@ def _decode(w, n_attr, K, seq, i, ws):
 
 @njit(**NJIT)
 def perceptron_pass(order, lo, hi, w, wsum, count, n_attr, K, seq, mask, ws, sums):
-    """The averaged perceptron on ``order[lo:hi]``: on a wrong path w += F(y) - F(y_hat)
-    and wsum += c (F(y) - F(y_hat)), c = ``count[0]`` counting the instances from 1; the
-    loss is the sum of the wrong instances' error rates d / T."""
+    """The averaged perceptron on ``order[lo:hi]``: on a wrong path w += c_i (F(y) -
+    F(y_hat)) and wsum += c c_i (F(y) - F(y_hat)), c = ``count[0]`` counting the instances
+    from 1, c_i the sequence's weight; the loss is the sum of the wrong instances' error
+    rates d / T, times c_i."""
     c = count[0]
     none = np.zeros(0, dtype=np.int64)
     flags = np.zeros(0, dtype=np.uint8)
@@ -138,9 +144,10 @@ def perceptron_pass(order, lo, hi, w, wsum, count, n_attr, K, seq, mask, ws, sum
         T, score, d = _decode(w, n_attr, K, seq, i, ws)
         sums[DECODES] += 1
         if d > 0:
-            path_difference(seq, i, ws.path, K, n_attr, mask, DIRECT, w, 1.0, wsum, c,
-                            flags, none)
-            sums[LOSS] += d / T
+            weight = sequence_weight(seq, i)
+            path_difference(seq, i, ws.path, K, n_attr, mask, DIRECT, w, weight, wsum,
+                            c * weight, flags, none)
+            sums[LOSS] += weight * (d / T)
             sums[UPDATES] += 1
         c += 1.0
     count[0] = c
@@ -160,9 +167,10 @@ def passive_aggressive_pass(order, lo, hi, w, wsum, count, n_attr, K, seq, mask,
     """Passive-aggressive on ``order[lo:hi]`` (``kind`` 0: PA, 1: PA-I, 2: PA-II): on a
     wrong path, cost = score(y_hat) - score(y) + (sqrt(d) if ``sensitive`` else 1),
     tau = cost / ||delta||^2, min(c, that), or cost / (||delta||^2 + 1 / (2c)), and
-    w += tau delta, wsum += tau u delta (u = ``count[0]``, the instances from 1). The loss
-    is the sum of the costs. A difference of norm 0 (the two paths have the same features)
-    leaves w alone, where CRFsuite's PA would divide by 0."""
+    w += c_i tau delta, wsum += c_i tau u delta (u = ``count[0]``, the instances from 1;
+    c_i the sequence's weight). The loss is the sum of the costs times c_i. A difference
+    of norm 0 (the two paths have the same features) leaves w alone, where CRFsuite's PA
+    would divide by 0."""
     u = count[0]
     for p in range(lo, hi):
         i = order[p]
@@ -184,6 +192,7 @@ def passive_aggressive_pass(order, lo, hi, w, wsum, count, n_attr, K, seq, mask,
                     tau = cost / (norm2 + 0.5 / c)
                 else:
                     tau = cost / norm2
+                tau *= sequence_weight(seq, i)
                 tauu = tau * u
                 for j in range(m):
                     f = actives[j]
@@ -192,7 +201,7 @@ def passive_aggressive_pass(order, lo, hi, w, wsum, count, n_attr, K, seq, mask,
                         wsum[f] += tauu * delta[f]
                 sums[UPDATES] += 1
             _reset(delta, used, actives, m)
-            sums[LOSS] += cost
+            sums[LOSS] += sequence_weight(seq, i) * cost
         u += 1.0
     count[0] = u
 
@@ -202,8 +211,9 @@ def arow_pass(order, lo, hi, mean, cov, n_attr, K, seq, mask, ws, delta, used, a
               gamma, sums):
     """AROW on ``order[lo:hi]``: on a wrong path, cost = score(y_hat) - score(y) + d,
     alpha = cost / (gamma + sum_k delta_k^2 cov_k), mean_k += alpha cov_k delta_k and
-    cov_k = 1 / (1 / cov_k + delta_k^2 / gamma) over the difference's features. The loss
-    is the sum of the costs."""
+    cov_k = 1 / (1 / cov_k + delta_k^2 / gamma) over the difference's features, delta
+    c_i (F(y) - F(y_hat)) with c_i the sequence's weight. The loss is the sum of the
+    costs times c_i."""
     for p in range(lo, hi):
         i = order[p]
         T, sv, d = _decode(mean, n_attr, K, seq, i, ws)
@@ -211,7 +221,8 @@ def arow_pass(order, lo, hi, mean, cov, n_attr, K, seq, mask, ws, delta, used, a
         if d > 0:
             sc = labeling_score(ws.scores, T, K, mean, n_attr, seq.labels, seq.offsets[i])
             cost = sv - sc + d
-            m = path_difference(seq, i, ws.path, K, n_attr, mask, COLLECT, delta, 1.0,
+            weight = sequence_weight(seq, i)
+            m = path_difference(seq, i, ws.path, K, n_attr, mask, COLLECT, delta, weight,
                                 delta, 0.0, used, actives)
             frac = gamma
             for j in range(m):
@@ -224,7 +235,7 @@ def arow_pass(order, lo, hi, mean, cov, n_attr, K, seq, mask, ws, delta, used, a
                 mean[f] += alpha * cov[f] * x
                 cov[f] = 1.0 / ((1.0 / cov[f]) + x * x / gamma)
             _reset(delta, used, actives, m)
-            sums[LOSS] += cost
+            sums[LOSS] += weight * cost
             sums[UPDATES] += 1
 
 

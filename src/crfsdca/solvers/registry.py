@@ -379,9 +379,10 @@ class SolverSpec:
     ``memory_bytes()`` reports them) from its resolved options and the data sizes,
     ``workspace`` the bytes of its other allocations; ``continues_from`` is what a run
     can continue from (``"dual"``: a saved dual state, ``"weights"``: a model's weights,
-    None: nothing); ``supports_l1`` and ``supports_threads`` say whether it handles an L1
-    term and runs on several threads; ``shrink`` lists option values that make its state
-    smaller; ``offered`` solvers are the estimator's and ``learn``'s algorithms;
+    None: nothing); ``supports_l1``, ``supports_threads`` and ``supports_weights`` say
+    whether it handles an L1 term, runs on several threads and honours sequence weights
+    (``sample_weight``, CRFsuite's ``@weight``); ``shrink`` lists option values that make
+    its state smaller; ``offered`` solvers are the estimator's and ``learn``'s algorithms;
     ``default_epochs`` is their epoch budget when none is given (CRFsuite's default
     ``max_iterations`` for its online trainers; None: the learner's); ``radii`` says
     from its resolved options whether it needs the squared radii R_i of the sequences
@@ -400,6 +401,7 @@ class SolverSpec:
     continues_from: str | None = None
     supports_l1: bool = False
     supports_threads: bool = False
+    supports_weights: bool = False
     shrink: tuple[Shrink, ...] = ()
     offered: bool = True
     needs_l2: bool = True
@@ -490,7 +492,8 @@ _STORE_DTYPE_SHRINK = Shrink("store_dtype", "float32", "halves the stored margin
 SOLVERS: dict[str, SolverSpec] = {s.name: s for s in (
     SolverSpec("sdca", "SDCA", SDCA_OPTIONS, "crfsdca.solvers.sdca:SDCA", _sdca_state,
                base_option="sampler", continues_from="dual", supports_l1=True,
-               supports_threads=True, shrink=(_STORE_DTYPE_SHRINK,), radii=_sdca_radii),
+               supports_threads=True, supports_weights=True, shrink=(_STORE_DTYPE_SHRINK,),
+               radii=_sdca_radii),
     SolverSpec("sag", "SAG", SAG_OPTIONS, "crfsdca.solvers.sag:SAGFamily", _sag_state,
                fixed={"variant": "sag"}, shrink=(_STORE_DTYPE_SHRINK,), offered=False),
     SolverSpec("sag-nus", "SAG-NUS", SAG_OPTIONS, "crfsdca.solvers.sag:SAGFamily",
@@ -500,16 +503,18 @@ SOLVERS: dict[str, SolverSpec] = {s.name: s for s in (
     SolverSpec("oeg", "OEG", OEG_OPTIONS, "crfsdca.solvers.oeg:OEG", _oeg_state),
     SolverSpec("lbfgs", "L-BFGS", LBFGS_OPTIONS, "crfsdca.solvers.lbfgs:LBFGS", _lbfgs_state,
                workspace=full_batch_bytes, seeded=False, continues_from="weights",
-               supports_l1=True, supports_threads=True, needs_l2=False,
-               shrink=(Shrink("memory", None, "shortens the history"),)),
+               supports_l1=True, supports_threads=True, supports_weights=True,
+               needs_l2=False, shrink=(Shrink("memory", None, "shortens the history"),)),
     SolverSpec("l2sgd", "L2SGD", L2SGD_OPTIONS, "crfsdca.solvers.l2sgd:L2SGD", _l2sgd_state,
-               default_epochs=1000, converges=False),
+               supports_weights=True, default_epochs=1000, converges=False),
     SolverSpec("ap", "AP", AP_OPTIONS, "crfsdca.solvers.online:AveragedPerceptron",
-               _ap_state, needs_l2=False, default_epochs=100, converges=False),
+               _ap_state, supports_weights=True, needs_l2=False, default_epochs=100,
+               converges=False),
     SolverSpec("pa", "PA", PA_OPTIONS, "crfsdca.solvers.online:PassiveAggressive",
-               _pa_state, needs_l2=False, default_epochs=100, converges=False),
+               _pa_state, supports_weights=True, needs_l2=False, default_epochs=100,
+               converges=False),
     SolverSpec("arow", "AROW", AROW_OPTIONS, "crfsdca.solvers.online:AROW", _arow_state,
-               needs_l2=False, default_epochs=100, converges=False),
+               supports_weights=True, needs_l2=False, default_epochs=100, converges=False),
 )}
 """Every solver. Plain SAG, the paper's baseline with one global step size, is not
 offered to users (it needs thousands of epochs on small problems; sag-nus does not)."""

@@ -13,6 +13,7 @@ from ..model.objective import (
     primal,
     sequence_entropies,
     store_sizes,
+    weighted_sum,
     weights_from_marginals,
 )
 from ..model.oracle import make_workspace
@@ -48,13 +49,20 @@ from .sdca_linesearch import LINE_SEARCH_CODES
 from .sdca_locks import lane_locks, row_locks
 
 
+def weighted_radii(problem: Problem) -> np.ndarray:
+    """c_i R_i: the squared radius of the weighted loss c_i NLL_i (R_i unweighted)."""
+    train = problem.train
+    radii = np.asarray(problem.radii, dtype=np.float64)
+    return train.weights * radii if train.weighted else radii
+
+
 def theoretical_step(problem: Problem, lam: float | None = None) -> float:
-    """Uniform SDCA's fixed step (1 + R / (lambda n))^-1 with R = max_i R_i (``lam``: the
-    lambda SDCA runs with, the problem's unless Catalyst's inner one)."""
+    """Uniform SDCA's fixed step (1 + R / (lambda n))^-1 with R = max_i c_i R_i (``lam``:
+    the lambda SDCA runs with, the problem's unless Catalyst's inner one)."""
     if problem.radii is None:
         raise ValueError("the theoretical step size needs the radii R_i of the dataset")
     lam = problem.lam if lam is None else lam
-    return 1.0 / (1.0 + float(np.max(problem.radii)) / (lam * problem.n))
+    return 1.0 / (1.0 + float(np.max(weighted_radii(problem))) / (lam * problem.n))
 
 
 class _Lane(NamedTuple):
@@ -68,13 +76,17 @@ class _Lane(NamedTuple):
     rng: np.ndarray
 
 
-def lane_members(n: int, lanes: int, seed: int) -> list[np.ndarray]:
+def lane_members(n: int, lanes: int, seed: int,
+                 weights: np.ndarray | None = None) -> list[np.ndarray]:
     """The sequences of each lane: all of them for one lane; otherwise a random split
     (from ``seed``) into lanes of equal size, so that every lane holds about the same
-    share of tokens and of the gap mass, and the threads stay busy alike."""
+    share of tokens and of the gap mass, and the threads stay busy alike. A sequence of
+    weight 0 (``weights``) is in no lane: it is out of the objective, never sampled."""
+    active = (np.arange(n, dtype=np.int64) if weights is None or len(weights) == 0
+              else np.flatnonzero(weights > 0).astype(np.int64))
     if lanes == 1:
-        return [np.arange(n, dtype=np.int64)]
-    order = np.random.default_rng(seed).permutation(n)
+        return [active]
+    order = active[np.random.default_rng(seed).permutation(len(active))]
     return [np.sort(order[t::lanes]).astype(np.int64) for t in range(lanes)]
 
 
@@ -163,13 +175,13 @@ class SDCA(Solver):
             else 1.0, exact_store=o["store_dtype"] == "float64",
             midpoint=o["line_search_start"] == "midpoint", mask=p.mask, kappa=kappa,
             atomic=self.threads > 1)
-        lipschitz = None if p.radii is None else lam + np.asarray(p.radii) / n
+        lipschitz = None if p.radii is None else lam + weighted_radii(p) / n
         max_len = int(np.max(p.train.lengths()))
         vsize = max(max_distinct_attributes(self.index), 1) * K
         support = (vsize + 3 * K + K * K) if p.kappa else 0  # the crossing entries
         locks = row_locks(self.threads)
         self.lanes = []
-        for t, members in enumerate(lane_members(n, self.threads, seed)):
+        for t, members in enumerate(lane_members(n, self.threads, seed, p.train.weights)):
             self.lanes.append(_Lane(
                 members,
                 SDCAState(w, v, mu_unary, mu_pair, entropies, line_zeros(3),
@@ -327,7 +339,7 @@ class SDCA(Solver):
                 "ls_evals": int(c[LS_EVALS])}
 
     def dual(self) -> float:
-        """D(mu) = -lam/2 ||w||^2 + (1/n) sum_i H~(mu_i), from the maintained sums (with
+        """D(mu) = -lam/2 ||w||^2 + (1/n) sum_i c_i H~(mu_i), from the maintained sums (with
         L1, w = S_kappa(w_hat(mu)) and lam g*(w_hat) = lam/2 ||w||^2, the same formula);
         with Catalyst, the original problem's dual of the same mu (:mod:`.catalyst`).
 
@@ -346,7 +358,7 @@ class SDCA(Solver):
         threads, each lane's sums are moot and the first lane holds the whole)."""
         s = self.state
         s.scalars[W_NORM2] = dot(s.w, s.w)
-        s.scalars[SUM_ENTROPY] = s.entropies.sum()
+        s.scalars[SUM_ENTROPY] = weighted_sum(s.entropies, self.problem.train)
         for lane in self.lanes:
             lane.state.scalars[SUM_GAPS] = lane.sampler.gaps.sum()
         s.scalars[SUM_GAPS] = sum(lane.sampler.gaps.sum() for lane in self.lanes)

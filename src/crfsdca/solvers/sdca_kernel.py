@@ -35,6 +35,7 @@ from numba import njit
 
 from ..model.chain import chain_entropy
 from ..model.fastmath import flog
+from ..model.objective import sequence_weight
 from ..model.oracle import (
     NO_LABELS,
     Workspace,
@@ -426,13 +427,14 @@ def _gap(st, buf, i, u0, p0, T, K, logz):
 
 
 @njit(inline="always", **NJIT)
-def _direction(w, n_attr, K, idx, i, u0, p0, T, st, buf, d_unary, d_pair, sum_trans, opt):
+def _direction(w, n_attr, K, idx, i, u0, p0, T, st, buf, d_unary, d_pair, sum_trans, opt,
+               lam_n):
     """Phase ``direction``: the primal direction u of delta (:func:`_primal_direction`) into
     the buffers, and with the elastic net the split of its quadratic term
     (:func:`~.sdca_linesearch.l1_split`, which gives <w, u> too); returns the step's
-    :class:`~.sdca_linesearch.Block`."""
+    :class:`~.sdca_linesearch.Block`. ``lam_n`` is the block's lambda n / c_i."""
     ridge = opt.kappa == 0.0
-    wv, vv = _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, -1.0 / opt.lam_n,
+    wv, vv = _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, -1.0 / lam_n,
                                buf.v_emission, buf.v_bias, buf.v_trans, sum_trans, opt.mask,
                                ridge)
     a0, b0, n_cross = 0.0, 0.0, 0
@@ -441,15 +443,16 @@ def _direction(w, n_attr, K, idx, i, u0, p0, T, st, buf, d_unary, d_pair, sum_tr
                                        max(1.0, opt.fixed_step), buf.v_emission,
                                        buf.v_bias, buf.v_trans, buf.v_rows, buf.cross_v,
                                        buf.cross_u)
-    return Block(i, u0, p0, T, K, n_attr, opt.lam_n, wv, vv, opt.kappa, a0, b0, n_cross)
+    return Block(i, u0, p0, T, K, n_attr, lam_n, wv, vv, opt.kappa, a0, b0, n_cross)
 
 
 @njit(inline="always", **NJIT)
-def _update(w, idx, st, buf, blk, d_unary, d_pair, gamma, h_ls, h_old, opt):
+def _update(w, idx, st, buf, blk, d_unary, d_pair, gamma, h_ls, h_old, opt, weight):
     """Phase ``update``: the dual block (with its new entropy), then w, for a step gamma
-    that is not 0; returns the step taken (0 when it would lower the dual)."""
+    that is not 0; returns the step taken (0 when it would lower the dual). The dual's
+    entropy sum gains c_i times the block's change (``weight``)."""
     i, u0, p0, T, K, n_attr = blk.i, blk.u0, blk.p0, blk.T, blk.K, blk.n_attr
-    lam_n, method = opt.lam_n, opt.method
+    lam_n, method = blk.lam_n, opt.method
     wv, vv = blk.wv, blk.vv
     if opt.exact_store and not np.isnan(h_ls):
         h_new = h_ls
@@ -459,7 +462,7 @@ def _update(w, idx, st, buf, blk, d_unary, d_pair, gamma, h_ls, h_old, opt):
     else:
         _store_applied_delta(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, gamma)
         blk = _direction(w, n_attr, K, idx, i, u0, p0, T, st, buf, d_unary, d_pair, True,
-                         opt)
+                         opt, lam_n)
         wv, vv = blk.wv, blk.vv
         h_new = chain_entropy(st.mu_unary, u0, st.mu_pair, p0, T, K)
     q_change = 0.0  # Q(gamma) - Q(0) of the elastic net
@@ -480,16 +483,23 @@ def _update(w, idx, st, buf, blk, d_unary, d_pair, gamma, h_ls, h_old, opt):
     else:
         _apply_primal_l1(st, idx, buf, blk, gamma, opt.atomic)
         st.scalars[W_NORM2] += 2.0 * q_change
-    st.scalars[SUM_ENTROPY] += h_new - h_old
+    st.scalars[SUM_ENTROPY] += weight * (h_new - h_old)
     st.entropies[i] = h_new
     return gamma
 
 
 @njit(**NJIT)
 def sdca_step(i, w, n_attr, K, idx, st, buf, opt):
-    """One SDCA iteration on sequence i; returns (fresh gap g_i, step size gamma)."""
+    """One SDCA iteration on sequence i; returns (fresh gap g_i, step size gamma).
+
+    A sequence of weight c_i > 0 is the unweighted step with lambda n / c_i (``math.md``
+    section 4: the block's term of the dual is c_i [H~(mu_i) - (lambda n / c_i) / 2
+    ||w + gamma u||^2] with u = -(c_i / (lambda n)) E_delta[F]); its gap g_i is c_i
+    D~(mu_i || nu_i). With c_i = 1 every operation is the unweighted one."""
     ws = buf.ws
     c_start = cycles()
+    weight = sequence_weight(idx, i)
+    lam_n = opt.lam_n / weight
     start = idx.offsets[i]
     T = idx.offsets[i + 1] - start
     u0 = start * K
@@ -500,13 +510,15 @@ def sdca_step(i, w, n_attr, K, idx, st, buf, opt):
     d_unary = ws.unary
     d_pair = ws.pair
     c_gap = cycles()
-    blk = _direction(w, n_attr, K, idx, i, u0, p0, T, st, buf, d_unary, d_pair, False, opt)
+    blk = _direction(w, n_attr, K, idx, i, u0, p0, T, st, buf, d_unary, d_pair, False, opt,
+                     lam_n)
     c_ls = cycles()
     h_old = st.entropies[i]
     gamma, evals, h_ls = line_search(blk, st, idx, buf, d_unary, d_pair, gap, h_old, opt)
     c_end_ls = cycles()
     if gamma != 0.0:
-        gamma = _update(w, idx, st, buf, blk, d_unary, d_pair, gamma, h_ls, h_old, opt)
+        gamma = _update(w, idx, st, buf, blk, d_unary, d_pair, gamma, h_ls, h_old, opt,
+                        weight)
     if gamma == 0.0:
         st.counters[NULL_STEPS] += 1
     st.counters[UPDATES] += 1
@@ -518,7 +530,7 @@ def sdca_step(i, w, n_attr, K, idx, st, buf, opt):
     st.counters[CYC_DIRECTION] += c_ls - c_gap
     st.counters[CYC_LS] += c_end_ls - c_ls
     st.counters[CYC_UPDATE] += c_end - c_end_ls
-    return gap, gamma
+    return weight * gap, gamma
 
 
 @njit(**NJIT)
@@ -589,9 +601,9 @@ def refresh_gaps(w, n_attr, K, idx, st, buf, sampler, members):
         T = idx.offsets[i + 1] - start
         unary_scores(w, n_attr, K, idx, i, buf.ws.scores)
         logz = forward_logz(buf.ws, T, K, tmax, buf.w_trans, 0)
-        record_gap(sampler, j, _block_gap(st.mu_unary, start * K, st.mu_pair,
-                                          (start - i) * K * K, buf.ws.scores, buf.w_trans,
-                                          0, T, K, logz, st.entropies[i]))
+        record_gap(sampler, j, sequence_weight(idx, i) * _block_gap(
+            st.mu_unary, start * K, st.mu_pair, (start - i) * K * K, buf.ws.scores,
+            buf.w_trans, 0, T, K, logz, st.entropies[i]))
         total += sampler.gaps[j]
     st.counters[ORACLE] += len(members)
     st.scalars[SUM_GAPS] = total

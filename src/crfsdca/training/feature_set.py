@@ -8,7 +8,10 @@ transition the number of times it occurs (0 for the pairs that only
 default) this also drops the state features whose weights sum to a negative number, as
 CRFsuite does. A pair seen only with weight 0 (sklearn-crfsuite's tutorial gives
 ``'word.isupper()': False``) is a feature too, of frequency 0, as in CRFsuite: its weight
-is not 0 at the optimum when the attribute occurs with other labels elsewhere.
+is not 0 at the optimum when the attribute occurs with other labels elsewhere. Weighted
+sequences count with their weight, as CRFsuite counts an instance's features with its
+``@weight`` (a feature seen only in sequences of weight 0 has frequency 0 and is kept at
+``min_freq`` 0, as there).
 """
 
 from __future__ import annotations
@@ -34,12 +37,19 @@ def crfsuite_feature_mask(train: Sequences, n_attributes: int, n_labels: int,
                          zero_entries)
     labels = train.labels.astype(np.int64)
     tok = np.repeat(np.arange(train.n_tokens), np.diff(train.attr_indptr))
+    values = split_values(train)
+    token_weight = None
+    if train.weighted:
+        token_weight = np.repeat(train.weights, train.lengths())
+        values = values * token_weight[tok]
     freq = np.bincount(train.attr_indices.astype(np.int64) * K + labels[tok],
-                       weights=split_values(train), minlength=A * K)
+                       weights=values, minlength=A * K)
     mask[: A * K] &= freq >= min_freq
     inner = np.ones(train.n_tokens, dtype=bool)
     inner[train.offsets[1:] - 1] = False
     t = np.flatnonzero(inner)
-    count = np.bincount(labels[t] * K + labels[t + 1], minlength=K * K)
+    count = np.bincount(labels[t] * K + labels[t + 1],
+                        weights=None if token_weight is None else token_weight[t],
+                        minlength=K * K)
     mask[layout.transition_offset:] &= count >= min_freq
     return mask

@@ -9,7 +9,9 @@ same attributes, weights and labels; each old sequence used at most once) from i
 dual block, and every new one from the smoothed Dirac of its gold labels; with CRFsuite's
 scale lambda n = 2 c2 does not depend on n, so the kept blocks stay valid when sequences
 are added, and the duality gap still certifies the result. If the label set changed, every
-sequence restarts from the Dirac.
+sequence restarts from the Dirac. A kept block is a feasible dual point whatever the
+weight of its sequence, so the weights of a new fit may differ from the last one's; the
+state keeps the weights of its sequences for ``partial_fit``, which trains on them again.
 """
 
 from __future__ import annotations
@@ -32,13 +34,16 @@ def dual_state(train: Sequences, digests: list[bytes], marginals, n_attributes: 
             "attr_values": train.attr_values, "mu_unary": np.array(mu_unary, copy=True),
             "mu_pair": np.array(mu_pair, copy=True),
             "digests": np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(-1, 16),
-            "n_attributes": n_attributes, "n_labels": n_labels, "c2": c2}
+            "n_attributes": n_attributes, "n_labels": n_labels, "c2": c2,
+            "weights": train.weights}
 
 
 def state_sequences(state: dict) -> Sequences:
     """The training sequences of a dual state, as a split."""
+    weights = state.get("weights")  # a dual file keeps none: every weight 1
     return make_sequences(state["offsets"], state["labels"], state["attr_indptr"],
-                      state["attr_indices"], state["attr_values"])
+                          state["attr_indices"], state["attr_values"],
+                          weights if weights is not None and len(weights) else None)
 
 
 def state_digests(state: dict) -> list[bytes]:
@@ -47,11 +52,14 @@ def state_digests(state: dict) -> list[bytes]:
 
 def concatenate(a: Sequences, b: Sequences) -> Sequences:
     """Split ``a`` followed by split ``b``."""
+    weighted = a.weighted or b.weighted
     return make_sequences(np.concatenate([a.offsets, a.offsets[-1] + b.offsets[1:]]),
-                      np.concatenate([a.labels, b.labels]),
-                      np.concatenate([a.attr_indptr, a.attr_indptr[-1] + b.attr_indptr[1:]]),
-                      np.concatenate([a.attr_indices, b.attr_indices]),
-                      np.concatenate([split_values(a), split_values(b)]))
+                          np.concatenate([a.labels, b.labels]),
+                          np.concatenate([a.attr_indptr, a.attr_indptr[-1] + b.attr_indptr[1:]]),
+                          np.concatenate([a.attr_indices, b.attr_indices]),
+                          np.concatenate([split_values(a), split_values(b)]),
+                          np.concatenate([a.sequence_weights(), b.sequence_weights()])
+                          if weighted else None)
 
 
 def initial_store(train: Sequences, digests: list[bytes], state: dict, n_labels: int,
