@@ -51,6 +51,9 @@ def _set_fold(c):
                                          "(raw_dir, datasets...), got nothing (an empty file)"),
     (lambda p: _config_with(p, text="datasets: [1,\n  x: 2\n"), "config.yaml:3: not valid YAML"),
     (lambda p: _config_with(p, text="- a list\n"), "expected a mapping of config sections"),
+    (lambda p: _config_with(p, text="raw_dir: a\x01b\n"),  # the fuzzer's: was two lines
+     "config.yaml: not valid YAML (unacceptable character #x0001: special characters are "
+     "not allowed in \"<unicode string>\", position 10)"),
     (lambda p: _config_with(p, _set_fold),
      "config.yaml: datasets.ocr.options.test_fold: 42 is greater than the maximum of 9"),
     (lambda p: _config_with(p, lambda c: c.update(subsett={"train": 3})),

@@ -137,6 +137,7 @@ def test_model_file_versions(tmp_path):
     import h5py
 
     from crfsdca.errors import DataFormatError
+    from crfsdca.formats.sealed import seal
     from crfsdca.model_file import Model, save_model
 
     path = save_model(tmp_path / "m.model", Model(["A", "B"], ["x"], np.arange(12.0) - 3,
@@ -146,6 +147,7 @@ def test_model_file_versions(tmp_path):
     with h5py.File(path, "r+") as f:
         f.attrs["format_version"] = 2
         f.attrs["package_version"] = "9.0"
+    seal(path, "crfsdca-model")  # its header, as the newer version's writer makes it
     with pytest.raises(DataFormatError, match="format version 2, written by crfsdca 9.0; "
                                               "this crfsdca .* reads version 1"):
         load_model(path)

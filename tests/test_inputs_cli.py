@@ -119,3 +119,19 @@ def test_the_listing_imports_no_command(argv):
 
         for name, help_line in COMMANDS.items():
             assert f"  {name}" in done.stdout and help_line.split()[0] in done.stdout
+
+
+def test_tag_scores_a_file_without_attributes(data_file, tmp_path, capsys):
+    """Items that name no attribute of the model (here none at all): @score is the path's
+    bias and transition weights (the fuzzer's case: a traceback, from numpy's bincount of
+    no entry, which is an int64 array)."""
+    model = tmp_path / "m.model"
+    assert main(["learn", "-q", "-m", str(model), str(data_file)]) == 0
+    labels = load_model(model).labels
+    data = tmp_path / "bare.txt"
+    data.write_text(f"{labels[0]}\n{labels[1]}\tunknown\n\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["tag", "-m", str(model), "-p", str(data)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("@score\t") and out[1].startswith("@probability\t"), out
+    assert len(out) == 5 and out[2] in labels and out[3] in labels, out

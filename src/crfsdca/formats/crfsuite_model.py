@@ -40,6 +40,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import ConfigError, DataFormatError
+from ..model.layout import WeightLayout
+from ..runtime import memory
 from ..runtime.io import atomic_path
 from .cqdb import build_cqdb, read_cqdb, u32_at
 from .model import Model
@@ -288,8 +290,11 @@ def _read_refs(buf: np.ndarray, offset: int, chunk_id: bytes, entries: int, n_fe
     if len(over):
         raise DataFormatError(path, f"{what}: the list of entry {over[0]} ({counts[over[0]]} "
                                     "features) runs past the chunk's end")
-    first = np.cumsum(counts) - counts
     total = int(counts.sum())
+    if total > n_features:  # each feature is listed once: lists that share words list more
+        raise DataFormatError(path, f"{what}: the lists name {total:,} features, there are "
+                                    f"{n_features}")
+    first = np.cumsum(counts) - counts
     within = np.arange(total, dtype=np.int64) - np.repeat(first, counts)
     fids = u32_at(buf, np.repeat(starts + 4, counts) + 4 * within)
     owner = np.repeat(np.arange(entries, dtype=np.int64), counts)
@@ -370,6 +375,9 @@ def read_crfsuite_model(path: str | os.PathLike) -> Model:
     for what, strings in (("label", labels), ("attribute", attributes)):
         if len(set(strings)) != len(strings):
             raise DataFormatError(path, f"two {what}s have the same name")
+    dim = WeightLayout(A, L).dim
+    memory.check(16 * dim, f"{path}: the model's {dim:,} weights ({A:,} attributes, {L:,} "
+                           "labels)", "a damaged file, or a model too large for this machine")
     weights = _weights(feats, A, L, path)
     return Model(labels, attributes, weights, {"format": "crfsuite",
                                                "crfsuite_version": header.version}, {})

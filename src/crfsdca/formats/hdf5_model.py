@@ -13,6 +13,10 @@ The model: one HDF5 file (format ``crfsdca-model``, version 1), written atomical
                                              bias K x 3, transition K x K)
 
 Only nonzero weights are stored (CRFsuite's default feature set leaves most of A x K at 0).
+Both files start with a header in HDF5's user block that holds the sha256 of the rest
+(:mod:`crfsdca.formats.sealed`), checked before libhdf5 reads a byte; a file written
+before files had it is read in a child process (:mod:`crfsdca.formats.isolated`), so
+that a damaged one cannot crash the reader's process.
 
 A file of a newer format version is refused with a message naming both versions; older
 versions are converted on reading (none exist yet).
@@ -24,6 +28,7 @@ digests, and SDCA's dual marginals (the store of :mod:`crfsdca.model.objective`)
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -32,10 +37,13 @@ import h5py
 import numpy as np
 
 from .. import __version__
-from ..errors import DataFormatError
+from ..errors import DataFormatError, excerpt
 from ..model.layout import WeightLayout
+from ..runtime import memory
 from ..runtime.io import atomic_path
+from .isolated import read_isolated
 from .model import Model
+from .sealed import USERBLOCK, check_seal, seal
 
 FORMAT, FORMAT_VERSION = "crfsdca-model", 1
 DUAL_FORMAT, DUAL_FORMAT_VERSION = "crfsdca-dual", 1
@@ -50,12 +58,21 @@ def _json(value) -> str:
     return json.dumps(value, default=plain)
 
 
+@contextlib.contextmanager
+def _sealed(path: Path, fmt: str):
+    """A new HDF5 file at ``path`` to write into, sealed (:func:`~.sealed.seal`) once
+    closed."""
+    with h5py.File(path, "w", userblock_size=USERBLOCK) as f:
+        yield f
+    seal(path, fmt)
+
+
 def write_hdf5_model(path: Path, model: Model) -> Path:
     """Write ``model`` to ``path`` atomically in crfsdca's HDF5 format."""
     w = model.weights
     nz = np.flatnonzero(w)
     strdt = h5py.string_dtype("utf-8")
-    with atomic_path(path) as tmp, h5py.File(tmp, "w") as f:
+    with atomic_path(path) as tmp, _sealed(tmp, FORMAT) as f:
         f.attrs.update(format=FORMAT, format_version=FORMAT_VERSION,
                        package_version=__version__, n_attributes=len(model.attributes),
                        n_labels=len(model.labels), dim=len(w), options=_json(model.options),
@@ -70,59 +87,128 @@ def write_hdf5_model(path: Path, model: Model) -> Path:
     return path
 
 
-def _open(path: Path, fmt: str, version: int) -> h5py.File:
-    if not path.is_file():
-        raise DataFormatError(path, "no such file")
+MAX_EXPANSION = 1100
+"""The most bytes a dataset may hold per byte of its file (deflate, the one filter these
+files use, packs at most 1032 to 1): a dataset that claims more is damaged or crafted, and
+is refused before it is read (an HDF5 file can declare any shape, read back as fill
+values)."""
+
+_H5PY_ERRORS = (OSError, RuntimeError, TypeError, ValueError, KeyError)
+"""What h5py raises on a damaged file (a bad header, an attribute of an odd type, a
+missing object)."""
+
+
+@contextlib.contextmanager
+def _reading(path: Path, fmt: str, version: int):
+    """The file at ``path`` open for reading, its format and version checked: format
+    ``fmt``, version 1 to ``version``. Whatever h5py raises inside the block is a
+    DataFormatError naming the file (one line)."""
     try:
         f = h5py.File(path, "r")
-    except OSError:
+    except _H5PY_ERRORS:
         raise DataFormatError(path, f"not a {fmt} file (neither HDF5 nor a CRFsuite "
                                     "model)") from None
+    try:
+        with f:
+            _check_version(f, path, fmt, version)
+            yield f
+    except DataFormatError:
+        raise
+    except _H5PY_ERRORS as e:
+        raise DataFormatError(path, f"damaged {fmt} file ({_one_line(e)})") from None
+
+
+def _one_line(e: Exception) -> str:
+    """An exception's message on one line, cut to a readable length."""
+    text = " ".join(str(e).split()) or type(e).__name__
+    return text if len(text) <= 200 else text[:200] + "..."
+
+
+def _shown(value) -> str:
+    """``repr`` of a value read from a file, cut to a readable length."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:60] + "..."
+
+
+def _check_version(f: h5py.File, path: Path, fmt: str, version: int) -> None:
     found = f.attrs.get("format")
-    found = found.decode() if isinstance(found, bytes) else found
-    if found != fmt:
-        f.close()
-        raise DataFormatError(path, f"not a {fmt} file (format {found!r})")
-    v = int(f.attrs.get("format_version", -1))
+    found = found.decode("utf-8", "replace") if isinstance(found, bytes) else found
+    if not isinstance(found, str) or found != fmt:
+        raise DataFormatError(path, f"not a {fmt} file (format {_shown(found)})")
+    v = f.attrs.get("format_version")
+    if isinstance(v, np.ndarray) and v.shape in ((), (1,)):
+        v = v.reshape(())[()]
+    if not isinstance(v, (int, np.integer)) or isinstance(v, (bool, np.bool_)):
+        raise DataFormatError(path, f"{fmt} file with format_version {_shown(v)}: "
+                                    "not a version number")
+    v = int(v)
     if v > version:
         written = f.attrs.get("package_version", "?")
-        f.close()
+        written = " ".join(written.split())[:40] if isinstance(written, str) else "?"
         raise DataFormatError(path, f"{fmt} format version {v}, written by crfsdca "
-                                    f"{written}; this crfsdca ({__version__}) reads version "
-                                    f"{version} and older: upgrade crfsdca")
+                                    f"{written}; this crfsdca "
+                                    f"({__version__}) reads version {version} and older: "
+                                    "upgrade crfsdca")
     if v < 1:
-        f.close()
         raise DataFormatError(path, f"bad format_version {v}")
-    return f
 
 
-def read_hdf5_model(path: Path) -> Model:
+def _array(f: h5py.File, name: str, path: Path, ndim: int = 1) -> np.ndarray:
+    """The dataset ``name`` read whole, once its shape is checked: ``ndim`` dimensions, at
+    most :data:`MAX_EXPANSION` times the file's size in bytes."""
+    obj = f.get(name)
+    if obj is None:
+        raise DataFormatError(path, f"incomplete file: missing {name!r}")
+    if not isinstance(obj, h5py.Dataset):
+        raise DataFormatError(path, f"{name}: a dataset expected, found a "
+                                    f"{type(obj).__name__}")
+    if obj.ndim != ndim:
+        raise DataFormatError(path, f"{name}: {ndim} dimension(s) expected, got shape "
+                                    f"{obj.shape}")
+    nbytes = obj.size * max(obj.dtype.itemsize, 1)
+    if nbytes > MAX_EXPANSION * path.stat().st_size + 2**16:
+        raise DataFormatError(path, f"{name}: shape {obj.shape} of {obj.dtype} claims "
+                                    f"{nbytes:,} bytes, more than a file of "
+                                    f"{path.stat().st_size:,} bytes can hold")
+    return obj[()]
+
+
+def _attr(f: h5py.File, name: str, path: Path):
+    if name not in f.attrs:
+        raise DataFormatError(path, f"incomplete file: missing attribute {name!r}")
+    return f.attrs[name]
+
+
+def read_hdf5_model(path: str | os.PathLike) -> Model:
     """Read a model written by :func:`write_hdf5_model` (any version up to this one's).
-    Every field is checked (types, shapes, unique labels and attributes, finite weights,
-    the checksum of files that have one): a damaged file is a DataFormatError naming it
-    and what is wrong."""
-    with _open(path, FORMAT, FORMAT_VERSION) as f:
-        try:
-            labels = _strings(f, "vocab/labels", path)
-            attributes = _strings(f, "vocab/attributes", path)
-            dim = _integer(f.attrs["dim"], "dim", path)
-            index = f["weights/index"][()]
-            value = f["weights/value"][()]
-            options = _json_attr(f, "options", path)
-            training = _json_attr(f, "training", path)
-            checksum = f.attrs.get("checksum")
-        except KeyError as e:
-            raise DataFormatError(path, f"incomplete model file: missing {e}") from None
-        except OSError as e:  # h5py: a damaged dataset or attribute
-            raise DataFormatError(path, f"damaged model file ({e})") from None
+    The file's sha256 is checked before libhdf5 reads it (a file written before files
+    carried one is read in a child process, :mod:`~.isolated`); then every field (types,
+    shapes, unique labels and attributes, finite weights, the checksum of the weights)
+    before the weight vector is made: a damaged file is a DataFormatError naming it and
+    what is wrong."""
+    path = Path(path)
+    if check_seal(path, FORMAT):
+        return _read_model(path)
+    return read_isolated(path, f"{FORMAT} file", _read_model)
+
+
+def _read_model(path: Path) -> Model:
+    with _reading(path, FORMAT, FORMAT_VERSION) as f:
+        labels = _strings(f, "vocab/labels", path)
+        attributes = _strings(f, "vocab/attributes", path)
+        dim = _integer(_attr(f, "dim", path), "dim", path)
+        index = _array(f, "weights/index", path)
+        value = _array(f, "weights/value", path)
+        options = _json_attr(f, "options", path)
+        training = _json_attr(f, "training", path)
+        checksum = f.attrs.get("checksum")
     layout = WeightLayout(len(attributes), len(labels))
     for names, what in ((labels, "label"), (attributes, "attribute")):
         if len(set(names)) != len(names):
             twice = next(n for n in names if names.count(n) > 1) if len(names) < 10**4 \
                 else "(one of them)"
-            raise DataFormatError(path, f"the {what} {twice!r} appears twice")
-    if not (np.issubdtype(index.dtype, np.integer) and np.issubdtype(value.dtype, np.floating)
-            and index.ndim == value.ndim == 1):
+            raise DataFormatError(path, f"the {what} {excerpt(twice)} appears twice")
+    if not (np.issubdtype(index.dtype, np.integer) and np.issubdtype(value.dtype, np.floating)):
         raise DataFormatError(path, f"weights: integer positions and float values expected, "
                                     f"got {index.dtype} and {value.dtype}")
     if dim != layout.dim or len(index) != len(value) or (
@@ -131,6 +217,9 @@ def read_hdf5_model(path: Path) -> Model:
                                     f"K = {len(labels)}")
     if not np.all(np.isfinite(value)):
         raise DataFormatError(path, "a weight is not a finite number")
+    memory.check(8 * dim, f"{path}: the model's {dim:,} weights ({len(attributes):,} "
+                          f"attributes, {len(labels):,} labels)",
+                 "a damaged file, or a model too large for this machine")
     w = np.zeros(dim)
     w[index] = value
     model = Model(labels, attributes, w, options, training)
@@ -141,23 +230,26 @@ def read_hdf5_model(path: Path) -> Model:
 
 
 def _strings(f, name: str, path: Path) -> list[str]:
-    data = f[name]
-    if data.dtype.kind not in "OSU":
+    data = f.get(name)
+    if isinstance(data, h5py.Dataset) and data.dtype.kind not in "OSU":
         raise DataFormatError(path, f"{name}: strings expected, got {data.dtype}")
-    return list(data.asstr()[()])
+    _array(f, name, path, ndim=1)  # the shape checked before the strings are made
+    try:
+        return list(data.asstr()[()])
+    except UnicodeDecodeError as e:
+        raise DataFormatError(path, f"{name}: a string is not UTF-8 ({e.reason})") from None
 
 
 def _integer(value, name: str, path: Path) -> int:
-    try:
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
         return int(value)
-    except (TypeError, ValueError):
-        raise DataFormatError(path, f"{name}: an integer expected, got {value!r}") from None
+    raise DataFormatError(path, f"{name}: an integer expected, got {_shown(value)}")
 
 
 def _json_attr(f, name: str, path: Path) -> dict:
     try:
-        value = json.loads(f.attrs[name])
-    except (TypeError, ValueError):
+        value = json.loads(_attr(f, name, path))
+    except (TypeError, ValueError, RecursionError):
         raise DataFormatError(path, f"{name}: not JSON") from None
     if not isinstance(value, dict):
         raise DataFormatError(path, f"{name}: a JSON object expected")
@@ -181,7 +273,7 @@ def save_dual(path: str | os.PathLike, state: dict, model: Model) -> Path:
     """Write a dual state (``DUAL_ARRAYS`` plus ``n_attributes``, ``n_labels``, ``c2``) of
     ``model``, named by its checksum."""
     path = Path(path)
-    with atomic_path(path) as tmp, h5py.File(tmp, "w") as f:
+    with atomic_path(path) as tmp, _sealed(tmp, DUAL_FORMAT) as f:
         f.attrs.update(format=DUAL_FORMAT, format_version=DUAL_FORMAT_VERSION,
                        package_version=__version__, n_attributes=int(state["n_attributes"]),
                        n_labels=int(state["n_labels"]), c2=float(state["c2"]),
@@ -195,46 +287,70 @@ def load_dual(path: str | os.PathLike, model: Model) -> dict:
     """The dual state at ``path``, checked: it belongs to ``model`` (a stale one, left by
     an earlier fit, is refused), its arrays have consistent shapes and finite marginals."""
     path = Path(path)
-    with _open(path, DUAL_FORMAT, DUAL_FORMAT_VERSION) as f:
-        try:
-            state = {k: f[k][()] for k in DUAL_ARRAYS}
-            state.update(n_attributes=_integer(f.attrs["n_attributes"], "n_attributes", path),
-                         n_labels=_integer(f.attrs["n_labels"], "n_labels", path),
-                         c2=float(f.attrs["c2"]))
-            owner = f.attrs.get("model_checksum")
-        except KeyError as e:
-            raise DataFormatError(path, f"incomplete dual state file: missing {e}") from None
-        except (OSError, TypeError, ValueError) as e:
-            raise DataFormatError(path, f"damaged dual state file ({e})") from None
+    if check_seal(path, DUAL_FORMAT):
+        state, owner = _read_dual(path)
+    else:
+        state, owner = read_isolated(path, f"{DUAL_FORMAT} file", _read_dual)
     if owner is None or str(owner) != model.checksum:
         raise DataFormatError(path, "this dual state belongs to another model (an earlier "
                                     "fit wrote it): delete it, or train again with "
                                     "save_dual to continue from this model")
-    _check_dual(path, state)
+    _check_dual(path, state, model)
     return state
 
 
-def _check_dual(path: Path, state: dict) -> None:
-    """Shapes and values of a dual state's arrays (see :mod:`crfsdca.training.warm_start`)."""
-    off, labels = np.asarray(state["offsets"]), np.asarray(state["labels"])
-    indptr, indices = np.asarray(state["attr_indptr"]), np.asarray(state["attr_indices"])
+def _read_dual(path: Path) -> tuple[dict, str | None]:
+    """The arrays and sizes of a dual state file, and the checksum of its model."""
+    with _reading(path, DUAL_FORMAT, DUAL_FORMAT_VERSION) as f:
+        state = {k: _array(f, k, path, ndim=2 if k == "digests" else 1) for k in DUAL_ARRAYS}
+        state.update(n_attributes=_integer(_attr(f, "n_attributes", path), "n_attributes",
+                                           path),
+                     n_labels=_integer(_attr(f, "n_labels", path), "n_labels", path),
+                     c2=float(_attr(f, "c2", path)))
+        owner = f.attrs.get("model_checksum")
+    return state, None if owner is None else str(owner)
+
+
+_DUAL_KINDS = {"offsets": "iu", "labels": "iu", "attr_indptr": "iu", "attr_indices": "iu",
+               "attr_values": "fiu", "mu_unary": "f", "mu_pair": "f", "digests": "u"}
+"""The numpy kinds each array of a dual state may have (integers, unsigned, floats)."""
+
+
+def _check_dual(path: Path, state: dict, model: Model) -> None:
+    """Types, shapes and values of a dual state's arrays (see
+    :mod:`crfsdca.training.warm_start`), against the model it continues: every index the
+    kernels will follow is in range."""
+    wrong = [k for k, kinds in _DUAL_KINDS.items() if state[k].dtype.kind not in kinds]
+    if wrong:
+        raise DataFormatError(path, f"damaged dual state: bad types of {', '.join(wrong)}")
+    off, labels = state["offsets"].astype(np.int64), state["labels"].astype(np.int64)
+    indptr = state["attr_indptr"].astype(np.int64)
+    indices = state["attr_indices"].astype(np.int64)
     K, A = state["n_labels"], state["n_attributes"]
     n, N = len(off) - 1, len(labels)
     problems = []
-    if n < 1 or off[0] != 0 or off[-1] != N or np.any(np.diff(off) < 1):
+    if (K, A) != (len(model.labels), len(model.attributes)):
+        problems.append(f"sizes (K = {K}, A = {A}; the model's {len(model.labels)}, "
+                        f"{len(model.attributes)})")
+    elif n < 1 or off[0] != 0 or off[-1] != N or np.any(np.diff(off) < 1):
         problems.append("sequence offsets")
-    if len(indptr) != N + 1 or indptr[0] != 0 or indptr[-1] != len(indices) \
+    elif len(indptr) != N + 1 or indptr[0] != 0 or indptr[-1] != len(indices) \
             or np.any(np.diff(indptr) < 0):
         problems.append("attribute index pointers")
-    if N and (labels.min() < 0 or labels.max() >= K):
-        problems.append("labels")
-    if len(indices) and (indices.min() < 0 or indices.max() >= A):
-        problems.append("attribute ids")
-    if len(state["mu_unary"]) != N * K or len(state["mu_pair"]) != (N - n) * K * K:
-        problems.append("dual marginals' sizes")
-    elif not (np.all(np.isfinite(state["mu_unary"])) and np.all(np.isfinite(state["mu_pair"]))):
-        problems.append("dual marginals (not finite)")
-    if np.asarray(state["digests"]).shape != (n, 16):
-        problems.append("sequence digests")
+    else:
+        if N and (labels.min() < 0 or labels.max() >= K):
+            problems.append("labels")
+        if len(indices) and (indices.min() < 0 or indices.max() >= A):
+            problems.append("attribute ids")
+        values = state["attr_values"]
+        if len(values) not in (0, len(indices)) or not np.all(np.isfinite(values)):
+            problems.append("attribute values")
+        if len(state["mu_unary"]) != N * K or len(state["mu_pair"]) != (N - n) * K * K:
+            problems.append("dual marginals' sizes")
+        elif not (np.all(np.isfinite(state["mu_unary"]))
+                  and np.all(np.isfinite(state["mu_pair"]))):
+            problems.append("dual marginals (not finite)")
+        if state["digests"].shape != (n, 16):
+            problems.append("sequence digests")
     if problems:
         raise DataFormatError(path, f"damaged dual state: bad {', '.join(problems)}")

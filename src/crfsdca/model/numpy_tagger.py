@@ -119,7 +119,7 @@ def path_scores(layout, w: np.ndarray, seq, pred: np.ndarray) -> np.ndarray:
     E, B, W = layout.emission(w), layout.bias(w), layout.transition(w)
     tok = np.repeat(np.arange(seq.n_tokens), np.diff(seq.attr_indptr))
     unary = np.bincount(tok, weights=E[seq.attr_indices, pred[tok]] * _values(seq),
-                        minlength=seq.n_tokens)
+                        minlength=seq.n_tokens).astype(np.float64)  # int64 with no entry
     unary += B[pred, 0]
     first, last = seq.offsets[:-1], seq.offsets[1:] - 1
     unary[first] += B[pred[first], 1]

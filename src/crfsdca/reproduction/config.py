@@ -57,7 +57,8 @@ def load_config(path: str | os.PathLike) -> dict:
         config = yaml.safe_load(text)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
-        raise DataFormatError(path, f"not valid YAML ({getattr(e, 'problem', None) or e})",
+        problem = " ".join(str(getattr(e, "problem", None) or e).split())  # one line
+        raise DataFormatError(path, f"not valid YAML ({problem})",
                               mark.line + 1 if mark is not None else None) from None
     if not isinstance(config, dict):
         got = "nothing (an empty file)" if config is None else type(config).__name__

@@ -134,6 +134,17 @@ def _status_bytes(field: str) -> int | None:
     return None
 
 
+def limit_address_space(extra: int) -> None:
+    """Let this process allocate at most ``extra`` bytes more than it holds now (the
+    address-space limit, ``ulimit -v``): past it, an allocation fails with MemoryError
+    instead of filling the machine. A child that reads an untrusted file sets it."""
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    soft = (_status_bytes("VmSize") or 0) + extra
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
 def _meminfo_available() -> int | None:
     text = _read(Path("/proc/meminfo")) or ""
     for line in text.splitlines():
