@@ -455,18 +455,18 @@ def test_the_tagger_s_common_items_score_as_the_general_encoder(xseqs, seed):
     K = 3
     model = Model(LABELS[:K], names, rng.normal(size=WeightLayout(len(names), K).dim))
     tagger = Tagger.from_model(model)
-    d = tagger._d
+    d, s = tagger._d, tagger._sequence()  # the model's decoder, this thread's sequence
     for limit in (PairIds.limit, 3):
-        d.pairs.limit = limit
+        s.pairs.limit = limit
         for xseq in xseqs + xseqs:
             tagger.set(xseq)
             T = len(xseq)
-            got = d.ws.scores[:T * K].copy()
+            got = s.ws.scores[:T * K].copy()
             want = np.empty(T * K)
             unary_scores(model.weights, len(names), K, encode_sequence(xseq, d.attribute_ids),
                          0, want)
             assert got.tobytes() == want.tobytes()
-            assert d.entries(xseq) is not None
+            assert d.entries(xseq, s.pairs) is not None
 
 
 def test_a_failed_set_keeps_the_sequence_set_before():

@@ -10,6 +10,7 @@ they come from the option tables of :mod:`crfsdca.solvers.registry`.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import sys
@@ -24,6 +25,14 @@ from .data.items import Vocabulary, encode
 from .data.sequences import with_weights
 from .eli5_support import install as install_eli5_explainer
 from .errors import ConfigError
+from .model.constraints import Forced, constraint_masks, forced_labels
+from .model.decoding import (
+    MarginalPass,
+    check_n_best,
+    constrained_labels,
+    make_chain,
+    n_best_labels,
+)
 from .model.objective import predict as viterbi_labels
 from .model.oracle import sequence_marginals
 from .model_file import (
@@ -622,43 +631,129 @@ class CRF(BaseEstimator):
             self._ids_cache = cached
         return cached[1]
 
-    def predict(self, X) -> list[list[str]]:
-        """The most likely label sequence (Viterbi) of every sequence of ``X``."""
+    def _decoding(self, X: list, constraints, forced, always: bool = False):
+        """(chain, forced labels of the nonempty sequences, their numbers in ``X``) of a
+        prediction under ``constraints`` and ``forced``, checked before anything is
+        decoded; None for neither, unless ``always``."""
+        if constraints is None and forced is None and not always:
+            return None
         model = self.model_
+        A, K = len(model.attributes), len(model.labels)
+        chain = make_chain(model.weights, A, K, constraint_masks(constraints, model.labels))
+        lengths = [len(xseq) for xseq in X]
+        fixed = forced_labels([None] * len(X) if forced is None else forced, lengths,
+                              model.labels)
+        keep = [i for i, T in enumerate(lengths) if T]
+        # an empty sequence has no forced label: the kept ones' entries are all there are
+        fixed = Forced(np.append(fixed.indptr[keep], fixed.indptr[-1]), fixed.positions,
+                       fixed.labels)
+        return chain, fixed, keep
+
+    def predict(self, X, constraints=None, forced=None) -> list[list[str]]:
+        """The most likely label sequence (Viterbi) of every sequence of ``X``.
+
+        ``constraints``: None, ``"BIO"``, ``"BIOES"``, ``"IOB1"`` (read from the label
+        names) or a collection of forbidden (label_from, label_to) pairs; ``forced``: per
+        sequence None or {position: label}. Then each sequence gets its best labeling
+        among those allowed (``docs/guide/constraints.md``); a sequence that has none
+        raises ValueError."""
+        model = self.model_
+        X = _as_list(X, "X")
+        plan = self._decoding(X, constraints, forced)
         seq, keep, n = self._encode_x(X)
         out: list[list[str]] = [[] for _ in range(n)]
         if not keep:
             return out
-        ids = viterbi_labels(model.weights, seq, len(model.attributes), len(model.labels))
+        A, K = len(model.attributes), len(model.labels)
+        if plan is None:
+            ids = viterbi_labels(model.weights, seq, A, K)
+        else:
+            ids = constrained_labels(model.weights, A, K, seq, plan[0], plan[1], keep)
         names = np.array(model.labels, dtype=object)
         for j, i in enumerate(keep):
             out[i] = list(names[ids[seq.offsets[j]: seq.offsets[j + 1]]])
         return out
 
-    def predict_single(self, xseq) -> list[str]:
+    def predict_n_best(self, X, k, constraints=None, forced=None
+                       ) -> list[list[tuple[list[str], float]]]:
+        """The ``k`` most likely label sequences of every sequence of ``X``, best first, as
+        (labels, probability) pairs: exact (the list Viterbi, not a beam); fewer than k
+        where a sequence has fewer labelings allowed, none for an empty sequence.
+        ``constraints`` and ``forced`` as ``predict`` takes them; the probabilities
+        are then those of the constrained distribution."""
+        model = self.model_
+        k = check_n_best(k)
+        X = _as_list(X, "X")
+        chain, fixed, _ = self._decoding(X, constraints, forced, always=True)
+        seq, keep, n = self._encode_x(X)
+        out: list[list] = [[] for _ in range(n)]
+        if not keep:
+            return out
+        A, K = len(model.attributes), len(model.labels)
+        best = n_best_labels(model.weights, A, K, seq, k, chain, fixed, keep)
+        names = np.array(model.labels, dtype=object)
+        probs = best.probs.tolist()
+        for j, i in enumerate(keep):
+            a, b = seq.offsets[j], seq.offsets[j + 1]
+            out[i] = [(list(names[best.paths[r, a:b]]), probs[j][r])
+                      for r in range(best.counts[j])]
+        return out
+
+    def predict_single(self, xseq, constraints=None, forced=None) -> list[str]:
         """The most likely label sequence of one sequence (by :attr:`tagger_`, which keeps
-        the model's decoder between calls, as sklearn-crfsuite's does)."""
+        the model's decoder between calls, as sklearn-crfsuite's does); ``constraints``
+        as ``predict`` takes them, ``forced``: None or {position: label}."""
         model = self.model_
         if isinstance(xseq, (str, bytes, dict)):
             raise ValueError(f"xseq must be a list of items, got {type(xseq).__name__}")
-        if not len(xseq):
+        if not len(xseq) and constraints is None and forced is None:
             return []
         del model
-        return self.tagger_.tag(xseq)
+        return self.tagger_.tag(xseq, constraints=constraints, forced=forced)
 
-    def predict_marginals(self, X) -> list[list[dict[str, float]]]:
-        """Per item, the marginal probability of every label."""
+    def predict_marginals(self, X, pairwise=False, constraints=None, forced=None) -> list:
+        """Per item, the marginal probability of every label ({label: p}).
+
+        ``pairwise=True``: instead, per pair of neighbours (positions t and t + 1, t from
+        0 to the sequence's length - 2), the probability of every pair of labels
+        ({(label_from, label_to): p}). ``constraints`` and ``forced`` as ``predict``
+        takes them: the marginals are then those of the constrained distribution."""
         model = self.model_
+        if not pairwise and constraints is None and forced is None:
+            seq, keep, n = self._encode_x(X)
+            out: list[list[dict]] = [[] for _ in range(n)]
+            A, K = len(model.attributes), len(model.labels)
+            for j, i in enumerate(keep):
+                _, unary, _ = sequence_marginals(model.weights, A, K, seq, j)
+                out[i] = [dict(zip(model.labels, row.tolist(), strict=True)) for row in unary]
+            return out
+        X = _as_list(X, "X")
+        plan = self._decoding(X, constraints, forced)
         seq, keep, n = self._encode_x(X)
-        out: list[list[dict]] = [[] for _ in range(n)]
+        out = [[] for _ in range(n)]
         A, K = len(model.attributes), len(model.labels)
+        if plan is None:
+            def marginals(j):
+                return sequence_marginals(model.weights, A, K, seq, j)
+        else:
+            marginals = MarginalPass(model.weights, A, K, seq, plan[0], plan[1], keep)
+        pairs = list(itertools.product(model.labels, repeat=2))
         for j, i in enumerate(keep):
-            _, unary, _ = sequence_marginals(model.weights, A, K, seq, j)
-            out[i] = [dict(zip(model.labels, row.tolist(), strict=True)) for row in unary]
+            _, unary, pair = marginals(j)
+            if pairwise:
+                out[i] = [dict(zip(pairs, table.ravel().tolist(), strict=True))
+                          for table in pair]
+            else:
+                out[i] = [dict(zip(model.labels, row.tolist(), strict=True))
+                          for row in unary]
         return out
 
-    def predict_marginals_single(self, xseq) -> list[dict[str, float]]:
-        return self.predict_marginals([xseq])[0]
+    def predict_marginals_single(self, xseq, pairwise=False, constraints=None, forced=None
+                                 ) -> list[dict]:
+        """``predict_marginals`` of one sequence (``forced``: None or {position:
+        label})."""
+        return self.predict_marginals([xseq], pairwise, constraints,
+                                      None if forced is None else [forced])[0]
 
     def score(self, X, y) -> float:
         """Token accuracy of the predictions (sklearn-crfsuite's ``score``)."""

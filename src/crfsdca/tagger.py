@@ -20,6 +20,11 @@ SystemError), this raises ValueError.
 
 The state of a set sequence is kept: its unary scores once, log Z and the marginals on
 first use, so that ``marginal`` for every label and position costs one forward-backward.
+It is kept per thread, so that threads may share a tagger, each with its own sequence.
+
+crfsdca's additions: the n best labelings (``tag(xseq, n_best=k)``), constrained decoding
+(``constraints``, ``forced``: ``crfsdca.model.constraints``) and the pairwise marginals
+(``pairwise_marginal``); a tagger pickles (its model).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import numbers
 import operator
 import os
 import tempfile
+import threading
 from collections.abc import Mapping
 from itertools import chain, repeat
 from operator import itemgetter
@@ -38,6 +44,18 @@ import numpy as np
 
 from .data.items import _DICT, _STR, _VALUE_TYPES, add_sequence, pair_names, pair_weights
 from .data.sequences import NO_VALUES, Sequences
+from .model.constraints import constraint_masks, forced_of_one
+from .model.decoding import (
+    NO_FORCED,
+    Chain,
+    check_n_best,
+    feasible,
+    infeasible,
+    make_chain,
+    mask_scores,
+    n_best,
+    n_best_buffers,
+)
 from .model.oracle import (
     entry_scores,
     forward_backward,
@@ -45,7 +63,6 @@ from .model.oracle import (
     labeling_score,
     make_workspace,
     transition_offset,
-    transition_potentials,
     unary_scores,
     viterbi,
 )
@@ -116,7 +133,8 @@ def _list_ids(items: list, get) -> np.ndarray | None:
         ids = np.fromiter(map(get, flat, repeat(-1)), dtype=np.int32, count=len(flat))
     except TypeError:  # an unhashable entry (a list)
         return None
-    if any(type(flat[j]) is not str for j in np.flatnonzero(ids < 0).tolist()):
+    if any(type(flat[j]) is not str or "\0" in flat[j]  # a NUL: read item by item
+           for j in np.flatnonzero(ids < 0).tolist()):
         return None
     return ids
 
@@ -143,8 +161,8 @@ class PairIds:
     """The dict items' (key, value) pairs met so far, each with its attribute id (-1 if
     the model lacks it) and weight: sklearn-crfsuite's features repeat most pairs from
     sentence to sentence, and a pair met before is looked up without making its name.
-    Emptied when it would hold more than :attr:`limit` pairs (some 200 bytes each). Like
-    the tagger that keeps it (and python-crfsuite's), not for several threads at once."""
+    Emptied when it would hold more than :attr:`limit` pairs (some 200 bytes each). Not for
+    several threads at once: a tagger keeps one per thread."""
 
     limit = 1 << 18
 
@@ -196,7 +214,10 @@ def _pair_rows(items: list, ids: dict[str, int], pairs: PairIds) -> np.ndarray |
     weights = pair_weights(values)  # OverflowError, as item by item
     if not all(map(math.isfinite, weights)):  # item by item, which reports it
         return None
-    pairs.extend(new, list(map(ids.get, pair_names(keys, values), repeat(-1))), weights)
+    names = pair_names(keys, values)
+    if "\0" in "".join(names):  # a name ends at its NUL: the item-by-item path reads it so
+        return None
+    pairs.extend(new, list(map(ids.get, names, repeat(-1))), weights)
     rows[missing] = list(map(pairs.rows.__getitem__, map(flat.__getitem__, missing)))
     return rows
 
@@ -241,7 +262,9 @@ def _weights(values: list[float]) -> np.ndarray:
 
 
 class _Decoder:
-    """A model made ready to decode: vocabularies as dicts, exp(W) and a workspace."""
+    """A model made ready to decode: vocabularies as dicts, the model's chain and those of
+    the constraints asked for. Read-only once made (the cache of chains aside, whose
+    entries are only added), so that threads share it."""
 
     def __init__(self, model: Model):
         self.model = model
@@ -250,29 +273,35 @@ class _Decoder:
         self.A, self.K = len(model.attributes), len(model.labels)
         self.label_ids = {lab: k for k, lab in enumerate(self.labels)}
         self.attribute_ids = {a: i for i, a in enumerate(model.attributes)}
-        self.pairs = PairIds()
-        self.ws = None
-        self.tmax = 0.0
-        self.reserve(8)
+        self.plain = make_chain(self.w, self.A, self.K, None)
+        self.chains: dict = {}
 
-    def reserve(self, T: int) -> None:
-        """Make the workspace hold a sequence of T tokens (grown by doubling)."""
-        if self.ws is not None and len(self.ws.scale) >= T:
-            return
-        size = max(T, 2 * len(self.ws.scale) if self.ws is not None else 2)
-        self.ws = make_workspace(size, self.K)
-        self.tmax = transition_potentials(self.w, transition_offset(self.A, self.K), self.K,
-                                          self.ws.trans)
+    def chain(self, constraints) -> Chain:
+        """The chain under ``constraints`` (None, a scheme, forbidden pairs), made once."""
+        if constraints is None:
+            return self.plain
+        try:
+            key = constraints if isinstance(constraints, str) else frozenset(
+                c if isinstance(c, str) else tuple(c) for c in constraints)
+            found = self.chains.get(key)
+        except TypeError:  # unhashable or not pairs: made, and its error raised, below
+            key = found = None
+        if found is None:
+            found = make_chain(self.w, self.A, self.K,
+                               constraint_masks(constraints, self.labels))
+            if key is not None:
+                self.chains[key] = found
+        return found
 
-    def entries(self, items: list) -> tuple[np.ndarray, np.ndarray] | None:
+    def entries(self, items: list, pairs: PairIds) -> tuple[np.ndarray, np.ndarray] | None:
         """(attribute ids, weights) of every entry of a sequence of the common items, lists
         of strings or flat dicts (:func:`entry_scores`'s input), or None for others."""
         ids = _list_ids(items, self.attribute_ids.get)
         if ids is not None:
             return ids, NO_VALUES
-        rows = _pair_rows(items, self.attribute_ids, self.pairs)
+        rows = _pair_rows(items, self.attribute_ids, pairs)
         if rows is not None:
-            return self.pairs.attr[rows], self.pairs.weight[rows]
+            return pairs.attr[rows], pairs.weight[rows]
         return None
 
     def label_id(self, label) -> int:
@@ -287,18 +316,79 @@ class _Decoder:
         raise UnknownLabelError(f"Failed to convert into label identifier: {label}")
 
 
+class _Sequence:
+    """One thread's side of a tagger: its workspace and cache of item pairs, and the
+    sequence it set (its masked unary scores, its chain, log Z and the marginals once
+    computed)."""
+
+    def __init__(self, decoder: _Decoder):
+        self.decoder = decoder
+        self.pairs = PairIds()
+        self.ws = None
+        self.buffers = None
+        self.reserve(8)
+        self.clear()
+
+    def n_best_buffers(self, k: int) -> tuple:
+        """``n_best``'s buffers for k labelings of the workspace's length, kept."""
+        size = len(self.ws.scale)
+        if self.buffers is None or self.buffers[0] != (k, size):
+            self.buffers = ((k, size), n_best_buffers(size, self.decoder.K, k))
+        return self.buffers[1]
+
+    def clear(self) -> None:
+        self.T = 0
+        self.chain = self.decoder.plain
+        self.logz: float | None = None
+        self.unary: list[list[float]] | None = None
+        self.pair: np.ndarray | None = None
+
+    def reserve(self, T: int) -> None:
+        """Make the workspace hold a sequence of T tokens (grown by doubling)."""
+        if self.ws is not None and len(self.ws.scale) >= T:
+            return
+        size = max(T, 2 * len(self.ws.scale) if self.ws is not None else 2)
+        self.ws = make_workspace(size, self.decoder.K)
+
+    def log_z(self) -> float:
+        if self.logz is None:
+            c, K = self.chain, self.decoder.K
+            self.logz = float(forward_logz(self.ws._replace(trans=c.trans), self.T, K, c.tmax,
+                                           c.tw, transition_offset(c.tA, K)))
+        return self.logz
+
+    def marginals(self) -> list[list[float]]:
+        """The unary marginals of the set sequence ([t][k], floats), computed once with
+        the pairwise ones."""
+        if self.unary is None:
+            c, T, K = self.chain, self.T, self.decoder.K
+            ws = self.ws._replace(trans=c.trans)
+            self.logz = float(forward_backward(ws, T, K, c.tmax, c.tw, c.tA))
+            self.unary = ws.unary[:T * K].reshape(T, K).tolist()
+            self.pair = ws.pair[:(T - 1) * K * K].reshape(T - 1, K, K).copy()
+        return self.unary
+
+
 class Tagger:
     """Predicts label sequences with a model: python-crfsuite's ``Tagger``.
 
     ``open(name)`` a model file (or ``open_inmemory(data)``, or ``Tagger.from_model``),
-    then ``tag(xseq)``; ``set(xseq)`` keeps a sequence for ``tag()``, ``probability`` and
-    ``marginal``. ``open`` returns ``contextlib.closing(tagger)`` as python-crfsuite's
-    does; the tagger is also a context manager itself.
+    then ``tag(xseq)``; ``set(xseq)`` keeps a sequence for ``tag()``, ``probability``,
+    ``marginal`` and ``pairwise_marginal``. ``open`` returns ``contextlib.closing(tagger)``
+    as python-crfsuite's does; the tagger is also a context manager itself.
+
+    crfsdca's additions: ``tag(xseq, n_best=k)`` gives the k best labelings with their
+    probabilities; ``set`` and ``tag`` take ``constraints`` and ``forced`` labels, under
+    which every result is that of the constrained distribution
+    (``crfsdca.model.constraints``). Several threads may use one tagger at once: the
+    set sequence is per thread (each thread sees the one it set). A tagger pickles with
+    its model (not the set sequences). Opening or closing a model while other threads
+    tag is not supported.
     """
 
     def __init__(self):
         self._d: _Decoder | None = None
-        self._clear()
+        self._local = threading.local()
 
     @classmethod
     def from_model(cls, model: Model) -> Tagger:
@@ -307,15 +397,26 @@ class Tagger:
         tagger._d = _Decoder(model)
         return tagger
 
-    def _clear(self) -> None:
-        self._T = 0
-        self._logz: float | None = None
-        self._unary: list[list[float]] | None = None
+    def __getstate__(self):
+        return {"model": None if self._d is None else self._d.model}
+
+    def __setstate__(self, state) -> None:
+        self.__init__()
+        if state["model"] is not None:
+            self._d = _Decoder(state["model"])
 
     def _decoder(self) -> _Decoder:
         if self._d is None:
             raise ValueError(_NOT_OPENED)
         return self._d
+
+    def _sequence(self) -> _Sequence:
+        """This thread's side of the tagger, made anew for a model opened since."""
+        d = self._decoder()
+        s = getattr(self._local, "seq", None)
+        if s is None or s.decoder is not d:
+            s = self._local.seq = _Sequence(d)
+        return s
 
     # ------------------------------------------------------------------ the model
     def open(self, name):
@@ -325,7 +426,6 @@ class Tagger:
         model open before (if any) stays open then.
         """
         self._d = _Decoder(_load(name))
-        self._clear()
         return contextlib.closing(self)
 
     def open_inmemory(self, value: bytes):
@@ -343,7 +443,6 @@ class Tagger:
     def close(self) -> None:
         """Close the model (a closed tagger may open another)."""
         self._d = None
-        self._clear()
 
     def __enter__(self) -> Tagger:
         return self
@@ -362,39 +461,81 @@ class Tagger:
         return _parsed_dump(self._d.model)
 
     # ------------------------------------------------------------------ one sequence
-    def set(self, xseq) -> None:
-        """Keep the item sequence ``xseq`` for ``tag()``, ``probability`` and ``marginal``."""
-        d = self._decoder()
+    def set(self, xseq, constraints=None, forced=None) -> None:
+        """Keep the item sequence ``xseq`` for ``tag()``, ``probability``, ``marginal`` and
+        ``pairwise_marginal``, under ``constraints`` (None, ``"BIO"``, ``"BIOES"``,
+        ``"IOB1"`` or forbidden (label_from, label_to) pairs) and ``forced`` labels
+        ({position: label}). A bad sequence or constraint, or one that no labeling
+        satisfies, raises ValueError and keeps the sequence set before."""
+        self._set(xseq, constraints, forced)
+
+    def _set(self, xseq, constraints, forced) -> _Sequence:
+        s = self._sequence()
+        d = s.decoder
         items = list(_xseq_items(xseq))
         T = len(items)
-        entries = d.entries(items)  # a bad item raises here, the sequence set before kept
+        entries = d.entries(items, s.pairs)  # a bad item raises here
         seq = encode_sequence(items, d.attribute_ids) if entries is None else None
-        d.reserve(T)
+        chain, fixed = d.plain, NO_FORCED
+        if constraints is not None or forced is not None:
+            chain = d.chain(constraints)
+            fixed = NO_FORCED if forced is None else forced_of_one(forced, T, d.label_ids)
+            if not feasible(T, d.K, chain.tw, chain.tA, chain.first, chain.last,
+                            fixed.positions, fixed.labels, 0, len(fixed.labels)):
+                raise infeasible("the sequence")
+        s.reserve(T)
+        ws = s.ws
         if entries is not None:
             entry_scores(d.w, d.A, d.K, np.fromiter(map(len, items), np.int64, T), *entries,
-                         d.ws.scores)
+                         ws.scores)
         elif T:
-            unary_scores(d.w, d.A, d.K, seq, 0, d.ws.scores)
-        self._clear()
-        self._T = T
+            unary_scores(d.w, d.A, d.K, seq, 0, ws.scores)
+        if T and (chain is not d.plain or len(fixed.labels)):
+            mask_scores(ws.scores, T, d.K, chain.first, chain.last, fixed.positions,
+                        fixed.labels, 0, len(fixed.labels))
+        s.clear()
+        s.T = T
+        s.chain = chain
+        return s
 
-    def tag(self, xseq=None) -> list[str]:
-        """The most likely labels (Viterbi) of ``xseq``, or of the sequence set last."""
+    def tag(self, xseq=None, n_best=None, constraints=None, forced=None) -> list:
+        """The most likely labels (Viterbi) of ``xseq``, or of the sequence set last.
+
+        ``n_best=k``: instead, the k best labelings, best first, as (labels, probability)
+        pairs (fewer if fewer are allowed; none for an empty sequence). ``constraints``
+        and ``forced`` as ``set`` takes them, with ``xseq``."""
         if xseq is not None:
-            self.set(xseq)
-        d = self._decoder()
-        T = self._T
+            s = self._set(xseq, constraints, forced)
+        elif constraints is not None or forced is not None:
+            raise ValueError("constraints and forced labels come with a sequence: "
+                             "tag(xseq, ...) or set(xseq, ...)")
+        else:
+            s = self._sequence()
+        many = None if n_best is None else check_n_best(n_best)
+        T = s.T
         if not T:
             return []
-        ws = d.ws
-        viterbi(ws.scores, T, d.K, d.w, d.A, ws.emit, ws.back, ws.path)
+        if many is not None:
+            return self._n_best(s, many)
+        d, ws, c = s.decoder, s.ws, s.chain
+        viterbi(ws.scores, T, d.K, c.tw, c.tA, ws.emit, ws.back, ws.path)
         names = d.labels
         return [names[k] for k in ws.path[:T].tolist()]
 
+    def _n_best(self, s: _Sequence, k: int) -> list[tuple[list[str], float]]:
+        T, K, c, names = s.T, s.decoder.K, s.chain, s.decoder.labels
+        bufs = s.n_best_buffers(k)
+        found = n_best(s.ws.scores, T, K, c.tw, c.tA, k, *bufs)
+        paths, scores = bufs[-2][:found * T].reshape(found, T).tolist(), bufs[-1]
+        logz = s.log_z()
+        return [([names[y] for y in path], math.exp(scores[r] - logz))
+                for r, path in enumerate(paths)]
+
     def probability(self, yseq) -> float:
         """P(yseq | x) of the labels ``yseq`` for the sequence set last (0.0 if none)."""
-        d = self._decoder()
-        T = self._T
+        s = self._sequence()
+        d = s.decoder
+        T = s.T
         if not T:
             return 0.0
         yseq = list(yseq)
@@ -402,41 +543,39 @@ class Tagger:
             raise ValueError(f"The numbers of items and labels differ: |x| = {T}, "
                              f"|y| = {len(yseq)}")
         y = np.array([d.label_id(lab) for lab in yseq], dtype=np.int32)
-        score = labeling_score(d.ws.scores, T, d.K, d.w, d.A, y, 0)
-        return math.exp(score - self._log_z())
+        score = labeling_score(s.ws.scores, T, d.K, s.chain.tw, s.chain.tA, y, 0)
+        return math.exp(score - s.log_z())
 
     def marginal(self, y, pos) -> float:
         """p(y_pos = y | x) for the sequence set last (0.0 if none)."""
-        d = self._d
-        if d is None:
-            raise ValueError(_NOT_OPENED)
-        T = self._T
+        s = self._sequence()
+        T = s.T
         if not T:
             return 0.0
         t = pos if type(pos) is int else _position(pos)
         if not 0 <= t < T:
             raise ValueError(f"The position {t} is out of range of {T}")
-        k = d.label_ids.get(y)
+        k = s.decoder.label_ids.get(y)
         if k is None:
-            k = d.label_id(y)  # bytes, or UnknownLabelError
-        rows = self._unary if self._unary is not None else self._marginals()
+            k = s.decoder.label_id(y)  # bytes, or UnknownLabelError
+        rows = s.unary if s.unary is not None else s.marginals()
         return rows[t][k]
 
-    def _log_z(self) -> float:
-        if self._logz is None:
-            d = self._d
-            self._logz = float(forward_logz(d.ws, self._T, d.K, d.tmax, d.w,
-                                            transition_offset(d.A, d.K)))
-        return self._logz
-
-    def _marginals(self) -> list[list[float]]:
-        """The unary marginals of the set sequence ([t][k], floats), computed once."""
-        if self._unary is None:
-            d = self._d
-            T, K = self._T, d.K
-            self._logz = float(forward_backward(d.ws, T, K, d.tmax, d.w, d.A))
-            self._unary = d.ws.unary[:T * K].reshape(T, K).tolist()
-        return self._unary
+    def pairwise_marginal(self, y_from, y_to, pos) -> float:
+        """p(y_pos = y_from, y_pos+1 = y_to | x) for the sequence set last (0.0 if none);
+        ``pos`` from 0 to the sequence's length - 2."""
+        s = self._sequence()
+        T = s.T
+        if not T:
+            return 0.0
+        t = pos if type(pos) is int else _position(pos)
+        if not 0 <= t < T - 1:
+            raise ValueError(f"The position {t} is out of range of the {T - 1} transitions "
+                             f"of {T} items")
+        a, b = s.decoder.label_id(y_from), s.decoder.label_id(y_to)
+        if s.unary is None:
+            s.marginals()
+        return float(s.pair[t, a, b])
 
 
 def _position(pos) -> int:

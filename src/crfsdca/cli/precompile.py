@@ -54,6 +54,15 @@ def _use(crf, X, folder: Path) -> None:
     crf.predict(X)
     crf.predict_single(X[0])
     crf.predict_marginals(X[:2])
+    # decoding under constraints, the n best, the pairwise marginals (model/decoding.py)
+    forced = [{0: crf.classes_[0]}] + [None] * 3
+    forbid = [(crf.classes_[0], crf.classes_[-1])]
+    crf.predict(X[:4], constraints=forbid, forced=forced)
+    crf.predict_n_best(X[:4], 3, constraints=forbid, forced=forced)
+    crf.predict_n_best(X[:4], 2)
+    crf.predict_marginals(X[:4], pairwise=True, constraints=forbid, forced=forced)
+    crf.predict_single(X[0], constraints=forbid, forced=forced[0])
+    crf.tagger_.tag(X[0], n_best=2, forced=forced[0])
     crf.score(X[:4], crf.predict(X[:4]))
     for fmt in ("crfsuite", "hdf5"):
         path = folder / f"model.{fmt}"
@@ -104,8 +113,9 @@ def _command_line() -> None:
         for extra in ([], ["-a", "lbfgs", "-p", "c1=0.1"]):
             if main(["learn", "-q", "-m", model, *extra, str(data)]) != 0:
                 raise RuntimeError("crfsdca learn failed on the precompile data")
-        if main(["tag", "-m", model, "-i", "-p", str(data)]) != 0:
-            raise RuntimeError("crfsdca tag failed on the precompile data")
+        for extra in ([], ["-n", "2", "--forbid", "D", "V"], ["--forbid", "D", "V"]):
+            if main(["tag", "-m", model, "-i", "-p", *extra, str(data)]) != 0:
+                raise RuntimeError("crfsdca tag failed on the precompile data")
 
 
 def workloads() -> dict[str, Callable[[], None]]:

@@ -6,6 +6,13 @@ the reference label first, ``-i`` the marginal of the predicted label after it (
 sequence; ``-t`` prints the evaluation report
 (:func:`crfsdca.model.evaluation.evaluation_report`), ``-q`` nothing else. The whole input
 is read, and checked, before anything is printed.
+
+crfsdca's options: ``-n K`` prints the K best labelings of each sequence as CRF++'s
+``crf_test -n`` does, a block each, headed ``# RANK PROBABILITY``; ``-c SCHEME``,
+``--forbid FROM TO`` and ``--force`` decode under constraints
+(:mod:`crfsdca.model.constraints`), every number then of the constrained distribution.
+Plain tagging runs on numpy alone (:mod:`crfsdca.model.numpy_tagger`); these options load
+numba's kernels (:mod:`crfsdca.model.decoding`).
 """
 
 from __future__ import annotations
@@ -13,6 +20,8 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+
+from .arguments import COUNT
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -28,6 +37,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-l", "--marginal-all", action="store_true",
                    help="print the marginals of all labels")
     p.add_argument("-q", "--quiet", action="store_true", help="print no labels")
+    p.add_argument("-H", action="help", help="show this help message and exit")
+    p.add_argument("-n", "--n-best", type=COUNT, metavar="K",
+                   help="print the K best labelings of each sequence, each a block headed "
+                        "'# RANK PROBABILITY' (CRF++'s crf_test -n)")
+    p.add_argument("-c", "--constraints", metavar="SCHEME",
+                   help="decode under the constraints of a labeling scheme read from the "
+                        "label names: BIO (IOB2), BIOES or IOB1")
+    p.add_argument("--forbid", nargs=2, action="append", metavar=("FROM", "TO"),
+                   help="decode with the transition FROM -> TO forbidden (repeatable)")
+    p.add_argument("--force", action="store_true",
+                   help="force each item's label (its first field), unless it is the "
+                        "--free-label mark")
+    p.add_argument("--free-label", default="_", metavar="MARK",
+                   help="with --force, the label of an item left free (default '_')")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     text = read_text(args.file)
     t0 = time.perf_counter()
     out = sys.stdout
-    A, K = len(model.attributes), len(model.labels)
+    K = len(model.labels)
     need_marginals = args.probability or args.marginal or args.marginal_all
     encoded = encode_text_for(model, text)
     if encoded is None:  # the line reader: odd lines, errors to report, no sequence
@@ -54,31 +77,34 @@ def run(args: argparse.Namespace) -> int:
             return 0
         encoded = encode_for(model, inst)
     seq, names = encoded
-    pred = predict(model.layout, model.weights, seq)  # numba's labels, without numba
+    decoded = None
+    if args.n_best or args.constraints or args.forbid or args.force:
+        decoded = _decode(args, model, seq, names)  # numba's kernels; checks the options
+        pred = decoded.labels
+    else:
+        pred = predict(model.layout, model.weights, seq)  # numba's labels, without numba
     seconds = time.perf_counter() - t0
-    scores = path_scores(model.layout, model.weights, seq, pred) if args.probability else None
+    ranks = decoded.ranks if decoded is not None else [pred]
+    scores = ([path_scores(model.layout, model.weights, seq, y) for y in ranks]
+              if args.probability else None)
     if not args.quiet:
         lines = []
         for i in range(seq.n_sequences):
             s, e = int(seq.offsets[i]), int(seq.offsets[i + 1])
             unary = None
-            if need_marginals:  # numba's kernels (0.8 s of a command's start)
-                # loaded when the command runs, not for its --help (numpy, numba, h5py)
-                from ..model.oracle import sequence_marginals
-
-                logz, unary, _ = sequence_marginals(model.weights, A, K, seq, i)
+            if need_marginals:
+                logz, unary = _marginals(decoded, model, seq, i)
+            blocks = range(decoded.counts[i]) if args.n_best else [None]
+            for r in blocks:
+                y = ranks[r or 0]
+                if r is not None:
+                    lines.append(f"# {r} {decoded.probs[i, r]:f}")
                 if args.probability:
-                    lines.append(f"@score\t{scores[i]:f}\t{logz:f}")
-                    lines.append(f"@probability\t{math.exp(scores[i] - logz):f}")
-            for t in range(e - s):
-                y = int(pred[s + t])
-                text = (names[seq.labels[s + t]] + "\t" if args.reference else "") + names[y]
-                if args.marginal:
-                    text += f":{unary[t, y]:f}"
-                if args.marginal_all:
-                    text += "".join(f"\t{names[k]}:{unary[t, k]:f}" for k in range(K))
-                lines.append(text)
-            lines.append("")
+                    score = scores[r or 0][i]
+                    lines.append(f"@score\t{score:f}\t{logz:f}")
+                    lines.append(f"@probability\t{math.exp(score - logz):f}")
+                _label_lines(lines, args, names, seq, y, s, e, unary, K)
+                lines.append("")
         out.write("\n".join(lines) + "\n")
     if args.test:
         out.write(evaluation_report(seq.labels, np.asarray(pred), seq.offsets, names, K))
@@ -86,6 +112,103 @@ def run(args: argparse.Namespace) -> int:
                   f"({seq.n_sequences / max(seconds, 1e-9):.1f} [instance/sec])\n")
     out.flush()
     return 0
+
+
+def _label_lines(lines: list[str], args, names, seq, y, s: int, e: int, unary, K: int) -> None:
+    """The lines of one labeling ``y[s:e]`` of a sequence, with what -r, -i, -l add."""
+    for t in range(e - s):
+        k = int(y[s + t])
+        text = (names[seq.labels[s + t]] + "\t" if args.reference else "") + names[k]
+        if args.marginal:
+            text += f":{unary[t, k]:f}"
+        if args.marginal_all:
+            text += "".join(f"\t{names[j]}:{unary[t, j]:f}" for j in range(K))
+        lines.append(text)
+
+
+def _marginals(decoded, model, seq, i: int):
+    """(log Z, unary marginals (T, K)) of sequence i, under the constraints if any."""
+    # numba's kernels (0.8 s of a command's start), loaded only for -i, -l, -p
+    from ..model.oracle import sequence_marginals
+
+    if decoded is not None:
+        return decoded.marginals(i)[:2]
+    logz, unary, _ = sequence_marginals(model.weights, len(model.attributes),
+                                        len(model.labels), seq, i)
+    return logz, unary
+
+
+class _Decoded:
+    """What the numba path decoded: the labels (the best labeling), the ranks' labelings
+    (``ranks[r]``, a label per token), their counts and probabilities per sequence, and
+    the marginals of the (constrained) chain."""
+
+    def __init__(self, labels, ranks, counts, probs, marginals):
+        self.labels, self.ranks, self.counts, self.probs = labels, ranks, counts, probs
+        self.marginals = marginals
+
+
+def _decode(args, model, seq, names) -> _Decoded:
+    """The labelings of the options -n, -c, --forbid and --force, every option checked
+    (ConfigError) before anything is decoded."""
+    # numba's kernels, loaded only for these options (plain tagging is numpy's)
+    import numpy as np
+
+    from ..model.constraints import constraint_masks
+    from ..model.decoding import (
+        MarginalPass,
+        constrained_labels,
+        make_chain,
+        n_best_labels,
+    )
+
+    w, A, K = model.weights, len(model.attributes), len(model.labels)
+    given = ([args.constraints] if args.constraints else []) + [tuple(p) for p in
+                                                                 args.forbid or []]
+    chain = make_chain(w, A, K, constraint_masks(given or None, list(model.labels)))
+    forced = _forced_column(args, seq, names, K)
+    marginals = MarginalPass(w, A, K, seq, chain, forced)
+    if args.n_best:
+        best = n_best_labels(w, A, K, seq, args.n_best, chain, forced)
+        return _Decoded(best.paths[0], best.paths, best.counts, best.probs, marginals)
+    labels = constrained_labels(w, A, K, seq, chain, forced)
+    return _Decoded(labels, [labels], np.ones(seq.n_sequences, dtype=np.int64), None,
+                    marginals)
+
+
+def _forced_column(args, seq, names: list[str], K: int):
+    """The forced labels of ``--force``: every item's label (ids below K: the model's),
+    but those labeled ``--free-label``; none without --force."""
+    # loaded with numba's kernels, for --force and the options beside it
+    import numpy as np
+
+    from ..errors import ConfigError
+    from ..model.constraints import Forced
+
+    n = seq.n_sequences
+    if not args.force:
+        return Forced(np.zeros(n + 1, dtype=np.int64), np.zeros(0, dtype=np.int64),
+                      np.zeros(0, dtype=np.int32))
+    free = args.free_label
+    if free in names[:K]:
+        raise ConfigError(f"--force: the free mark {free!r} is one of the model's labels; "
+                          "choose another with --free-label")
+    labels = np.asarray(seq.labels)
+    tokens = np.arange(len(labels))
+    seq_of = np.repeat(np.arange(n), np.diff(seq.offsets))
+    unknown = np.flatnonzero((labels >= K) & (labels != (names.index(free) if free in names
+                                                          else -1)))
+    if len(unknown):
+        j = int(unknown[0])
+        i = int(seq_of[j])
+        raise ConfigError(f"--force: item {j - int(seq.offsets[i])} of sequence {i} has the "
+                          f"label {names[labels[j]]!r}, which the model lacks (label an "
+                          f"item {free!r} to leave it free)")
+    fixed = labels < K
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(seq_of[fixed], minlength=n), out=indptr[1:])
+    return Forced(indptr, (tokens - seq.offsets[seq_of])[fixed].astype(np.int64),
+                  labels[fixed].astype(np.int32))
 
 
 def _attribute_ids(model) -> dict[str, int]:

@@ -17,22 +17,33 @@ class ChunkScheme(NamedTuple):
     types: np.ndarray
 
 
+def chunk_label(label: str) -> tuple[str, str] | None:
+    """(prefix, type) of a chunk label: ``("O", "")`` for ``O``, ``("B", "PER")`` for
+    ``B-PER`` (prefix B, I, E or S, a nonempty type after the first hyphen), None for a
+    label that is neither (a POS tag)."""
+    if label == "O":
+        return "O", ""
+    prefix, sep, kind = label.partition("-")
+    return (prefix, kind) if sep and prefix in _TAGS and kind else None
+
+
 def chunk_scheme(labels: list[str]) -> ChunkScheme | None:
     """The BIO(ES) reading of a label set, or None if the labels are not chunk tags.
 
-    Labels are ``O`` or ``X-TYPE`` with X in B, I, E, S (CoNLL chunking and NER);
-    a label set such as POS tags has no chunk reading and gets no F1.
+    Labels are ``O`` or ``X-TYPE`` with X in B, I, E, S (CoNLL chunking and NER:
+    :func:`chunk_label`); a label set such as POS tags has no chunk reading and gets no F1.
     """
     tags = np.zeros(len(labels), dtype=np.int8)
     types = np.zeros(len(labels), dtype=np.int32)
     type_ids: dict[str, int] = {}
     chunked = False
     for j, lab in enumerate(labels):
-        if lab == "O":
-            continue
-        prefix, sep, kind = lab.partition("-")
-        if not sep or prefix not in _TAGS or not kind:
+        parts = chunk_label(lab)
+        if parts is None:
             return None
+        prefix, kind = parts
+        if prefix == "O":
+            continue
         tags[j] = _TAGS[prefix]
         types[j] = type_ids.setdefault(kind, len(type_ids) + 1)
         chunked = True

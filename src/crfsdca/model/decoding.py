@@ -1,0 +1,347 @@
+"""Decoding beyond the plain Viterbi labeling: under constraints, and the n best labelings.
+
+A constraint (:mod:`crfsdca.model.constraints`) is a mask of log-potentials: -inf on the
+forbidden transitions, on the labels that may not begin or end a sequence (the first and
+last unary scores) and on every label but the forced one at a forced position; 0
+elsewhere. The oracle's kernels (:mod:`crfsdca.model.oracle`) then run unchanged on the
+masked chain: Viterbi finds the best allowed labeling, forward-backward gives log Z and
+the marginals of the distribution restricted to the allowed labelings (a forbidden
+labeling has probability exp(-inf) = 0). A masked chain is a :class:`Chain`: the weight
+vector the kernels read the transitions from (the model's own, or one of no attributes
+and zero bias whose transition block is W + mask), exp(W + mask - max) and the two
+position masks.
+
+The n best labelings come from the exact list Viterbi (not a beam): every label of every
+position keeps its k best partial labelings, sorted, merged from the k best of each
+label before; ties are broken as :func:`~crfsdca.model.oracle.viterbi` breaks them (the
+smaller previous label, then the better rank), so that the best of the n is Viterbi's
+labeling, with its score bit for bit.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from ..errors import ConfigError
+from ..runtime.jit import NJIT, aligned_zeros
+from .constraints import Forced, Masks
+from .oracle import (
+    forward_backward,
+    forward_logz,
+    make_workspace,
+    transition_offset,
+    transition_potentials,
+    unary_scores,
+    viterbi,
+)
+
+NO_MASK = np.zeros(0)
+"""A position mask that masks nothing."""
+
+
+class Chain(NamedTuple):
+    """The transitions and position masks of a (possibly constrained) chain.
+
+    ``tw``: the weight vector the oracle's kernels read the transition block of, with
+    ``tA`` attributes (the model's weights and A, or a vector of 3K + K*K entries and 0);
+    ``trans`` = exp(W - ``tmax``) of its transitions (:func:`transition_potentials`);
+    ``first`` and ``last``: K log-masks added to the first and last unary scores, or
+    :data:`NO_MASK`."""
+
+    tw: np.ndarray
+    tA: int
+    trans: np.ndarray
+    tmax: float
+    first: np.ndarray
+    last: np.ndarray
+
+
+def make_chain(w: np.ndarray, A: int, K: int, masks: Masks | None) -> Chain:
+    """The chain of the model's weights ``w`` (A attributes, K labels) under ``masks``
+    (None: the model's own chain, whose kernels read ``w`` itself)."""
+    trans = aligned_zeros(K * K)
+    ow = transition_offset(A, K)
+    if masks is None:
+        return Chain(w, A, trans, transition_potentials(w, ow, K, trans), NO_MASK, NO_MASK)
+    tw = aligned_zeros(3 * K + K * K)
+    tw[3 * K:] = np.where(masks.allowed.ravel(), w[ow:ow + K * K], -np.inf)
+    tmax = transition_potentials(tw, 3 * K, K, trans)
+    return Chain(tw, 0, trans, tmax, _log_mask(masks.first), _log_mask(masks.last))
+
+
+def _log_mask(allowed: np.ndarray) -> np.ndarray:
+    return NO_MASK if allowed.all() else np.where(allowed, 0.0, -np.inf)
+
+
+NO_FORCED = Forced(np.zeros(2, dtype=np.int64), np.zeros(0, dtype=np.int64),
+                   np.zeros(0, dtype=np.int32))
+"""No forced label, for one sequence."""
+
+
+def infeasible(which: str) -> ConfigError:
+    """The error of a sequence (``which``: "sequence 3") that no labeling satisfies."""
+    return ConfigError(f"{which}: no labeling satisfies the constraints and the forced labels")
+
+
+def check_n_best(k) -> int:
+    """``k`` as the number of labelings to find, or ConfigError: an integer >= 1."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ConfigError(f"n_best must be an integer >= 1, got {str(k)[:40]}")
+    return int(k)
+
+
+# ---------------------------------------------------------------------------- kernels
+
+@njit(**NJIT)
+def mask_scores(scores, T, K, first, last, positions, labels, lo, hi):
+    """Mask the unary scores ``scores[:T*K]`` of one sequence: add the K log-masks
+    ``first`` and ``last`` (empty: none) to the first and last token's scores, and set
+    -inf on every label but ``labels[j]`` at position ``positions[j]``, j in [lo, hi)."""
+    if len(first):
+        for k in range(K):
+            scores[k] += first[k]
+    if len(last):
+        o = scores[(T - 1) * K:T * K]
+        for k in range(K):
+            o[k] += last[k]
+    for j in range(lo, hi):
+        o = scores[positions[j] * K:(positions[j] + 1) * K]
+        keep = labels[j]
+        for k in range(K):
+            if k != keep:
+                o[k] = -np.inf
+
+
+@njit(**NJIT)
+def feasible(T, K, tw, tA, first, last, positions, labels, lo, hi):
+    """Whether a labeling of T items has every transition of ``tw`` finite and satisfies
+    the position masks and forced labels of :func:`mask_scores` (reachability)."""
+    if T == 0:
+        return True
+    ow = transition_offset(tA, K)
+    only = np.full(T, -1, dtype=np.int64)
+    for j in range(lo, hi):
+        only[positions[j]] = labels[j]
+    reach = np.zeros(K, dtype=np.bool_)
+    nxt = np.zeros(K, dtype=np.bool_)
+    for k in range(K):
+        reach[k] = (only[0] < 0 or only[0] == k) and (len(first) == 0 or first[k] == 0.0)
+    for t in range(1, T):
+        for l in range(K):
+            nxt[l] = False
+            if only[t] >= 0 and only[t] != l:
+                continue
+            for k in range(K):
+                if reach[k] and tw[ow + k * K + l] > -np.inf:
+                    nxt[l] = True
+                    break
+        reach[:] = nxt
+    for k in range(K):
+        if reach[k] and (len(last) == 0 or last[k] == 0.0):
+            return True
+    return False
+
+
+@njit(**NJIT)
+def n_best(scores, T, K, tw, tA, k, delta, size, back, head, hval, paths, best):
+    """The ``k`` best labelings of the chain of unary scores ``scores[:T*K]`` and the
+    transitions of ``tw`` (with ``tA`` attributes), by the list Viterbi; returns how many
+    it found: k, or fewer where fewer labelings have a finite score.
+
+    Labeling r goes to ``paths[r*T:(r+1)*T]``, its score to ``best[r]``, best first.
+    Scratch: ``delta`` 2*K*k scores (per label, its partial labelings' scores, sorted),
+    ``size`` 2*K counts, ``back`` T*K*k codes (previous label * k + its rank), ``head``
+    and ``hval`` K each (the merge's position and value in each previous label's list).
+    """
+    ow = transition_offset(tA, K)
+    kk = K * k
+    for l in range(K):
+        delta[l * k] = scores[l]
+        size[l] = 1 if scores[l] > -np.inf else 0
+    cur = 0
+    for t in range(1, T):
+        nxt = 1 - cur
+        prev = delta[cur * kk:(cur + 1) * kk]
+        nsize = size[cur * K:(cur + 1) * K]
+        s = scores[t * K:(t + 1) * K]
+        for l in range(K):
+            out = delta[nxt * kk + l * k:nxt * kk + (l + 1) * k]
+            arg = back[(t * K + l) * k:(t * K + l + 1) * k]
+            n = 0
+            if s[l] > -np.inf:
+                for j in range(K):
+                    head[j] = 0
+                    hval[j] = prev[j * k] + tw[ow + j * K + l] if nsize[j] > 0 else -np.inf
+                while n < k:
+                    top = -np.inf
+                    at = -1
+                    for j in range(K):
+                        if hval[j] > top:
+                            top = hval[j]
+                            at = j
+                    if at < 0:
+                        break
+                    out[n] = top + s[l]
+                    arg[n] = at * k + head[at]
+                    n += 1
+                    head[at] += 1
+                    hval[at] = (prev[at * k + head[at]] + tw[ow + at * K + l]
+                                if head[at] < nsize[at] else -np.inf)
+            size[nxt * K + l] = n
+        cur = nxt
+    last = delta[cur * kk:(cur + 1) * kk]
+    lsize = size[cur * K:(cur + 1) * K]
+    for j in range(K):
+        head[j] = 0
+        hval[j] = last[j * k] if lsize[j] > 0 else -np.inf
+    found = 0
+    while found < k:
+        top = -np.inf
+        at = -1
+        for j in range(K):
+            if hval[j] > top:
+                top = hval[j]
+                at = j
+        if at < 0:
+            break
+        best[found] = top
+        label, rank = at, head[at]
+        path = paths[found * T:(found + 1) * T]
+        path[T - 1] = label
+        for t in range(T - 1, 0, -1):
+            code = back[(t * K + label) * k + rank]
+            label, rank = code // k, code % k
+            path[t - 1] = label
+        found += 1
+        head[at] += 1
+        hval[at] = last[at * k + head[at]] if head[at] < lsize[at] else -np.inf
+    return found
+
+
+@njit(**NJIT)
+def _labels_all(w, A, K, seq, tw, tA, first, last, indptr, positions, labels, ws, out):
+    for i in range(len(seq.offsets) - 1):
+        T = unary_scores(w, A, K, seq, i, ws.scores)
+        mask_scores(ws.scores, T, K, first, last, positions, labels, indptr[i], indptr[i + 1])
+        if not viterbi(ws.scores, T, K, tw, tA, ws.emit, ws.back, ws.path) > -np.inf:
+            return i
+        start = seq.offsets[i]
+        for t in range(T):
+            out[start + t] = ws.path[t]
+    return -1
+
+
+@njit(**NJIT)
+def _n_best_all(w, A, K, seq, tw, tA, tmax, first, last, indptr, positions, labels, k, ws,
+                delta, size, back, head, hval, pbuf, sbuf, paths, probs, counts):
+    ow = transition_offset(tA, K)
+    for i in range(len(seq.offsets) - 1):
+        T = unary_scores(w, A, K, seq, i, ws.scores)
+        mask_scores(ws.scores, T, K, first, last, positions, labels, indptr[i], indptr[i + 1])
+        m = n_best(ws.scores, T, K, tw, tA, k, delta, size, back, head, hval, pbuf, sbuf)
+        if m == 0:
+            return i
+        logz = forward_logz(ws, T, K, tmax, tw, ow)
+        start = seq.offsets[i]
+        for r in range(m):
+            probs[i, r] = np.exp(sbuf[r] - logz)
+            for t in range(T):
+                paths[r, start + t] = pbuf[r * T + t]
+        counts[i] = m
+    return -1
+
+
+@njit(**NJIT)
+def _marginals_one(w, A, K, seq, i, tw, tA, tmax, first, last, positions, labels, lo, hi,
+                   ws):
+    T = unary_scores(w, A, K, seq, i, ws.scores)
+    mask_scores(ws.scores, T, K, first, last, positions, labels, lo, hi)
+    return forward_backward(ws, T, K, tmax, tw, tA)
+
+
+# ---------------------------------------------------------------------------- a split
+
+def _max_len(seq) -> int:
+    return int(np.max(np.diff(seq.offsets))) if len(seq.offsets) > 1 else 1
+
+
+def _raise_infeasible(bad: int, numbers) -> None:
+    if bad >= 0:
+        raise infeasible(f"sequence {int(numbers[bad]) if numbers is not None else bad}")
+
+
+def constrained_labels(w, A: int, K: int, seq, chain: Chain, forced: Forced,
+                       numbers=None) -> np.ndarray:
+    """The best allowed labeling of every sequence of the split ``seq`` (int32 per token),
+    under ``chain`` and ``forced`` (one entry per sequence); ConfigError names the first
+    sequence that has none (``numbers[i]``: how the caller numbers sequence i)."""
+    out = np.empty(int(seq.offsets[-1]), dtype=np.int32)
+    T = _max_len(seq)
+    ws = make_workspace(T, K)
+    bad = _labels_all(w, A, K, seq, chain.tw, chain.tA, chain.first, chain.last,
+                      forced.indptr, forced.positions, forced.labels, ws, out)
+    _raise_infeasible(bad, numbers)
+    return out
+
+
+class NBest(NamedTuple):
+    """The n best labelings of a split: labeling r of sequence i is
+    ``paths[r, offsets[i]:offsets[i + 1]]`` with probability ``probs[i, r]``, for r below
+    ``counts[i]`` (k, or fewer where the sequence has fewer allowed labelings)."""
+
+    paths: np.ndarray
+    probs: np.ndarray
+    counts: np.ndarray
+
+
+def n_best_labels(w, A: int, K: int, seq, k: int, chain: Chain, forced: Forced,
+                  numbers=None) -> NBest:
+    """The ``k`` best allowed labelings of every sequence of ``seq``, with their
+    probabilities under the (constrained) model; ConfigError names the first sequence
+    with no allowed labeling."""
+    n, N = len(seq.offsets) - 1, int(seq.offsets[-1])
+    T = _max_len(seq)
+    ws = make_workspace(T, K)._replace(trans=chain.trans)
+    paths = np.zeros((k, N), dtype=np.int32)
+    probs = np.zeros((n, k))
+    counts = np.zeros(n, dtype=np.int64)
+    bufs = n_best_buffers(T, K, k)
+    bad = _n_best_all(w, A, K, seq, chain.tw, chain.tA, chain.tmax, chain.first, chain.last,
+                      forced.indptr, forced.positions, forced.labels, k, ws, *bufs, paths,
+                      probs, counts)
+    _raise_infeasible(bad, numbers)
+    return NBest(paths, probs, counts)
+
+
+def n_best_buffers(T: int, K: int, k: int) -> tuple:
+    """The scratch and output buffers of :func:`n_best` for up to T items (delta, size,
+    back, head, hval, paths, scores)."""
+    T = max(T, 1)
+    return (np.empty(2 * K * k), np.zeros(2 * K, dtype=np.int64),
+            np.empty(T * K * k, dtype=np.int32), np.zeros(K, dtype=np.int64), np.empty(K),
+            np.empty(k * T, dtype=np.int32), np.empty(k))
+
+
+class MarginalPass:
+    """The marginals of one sequence after another of a split under one chain, in one
+    workspace: :meth:`__call__` gives (log Z, unary (T, K), pairwise (T-1, K, K))."""
+
+    def __init__(self, w, A: int, K: int, seq, chain: Chain, forced: Forced, numbers=None):
+        self.args = (w, A, K, seq)
+        self.chain, self.forced, self.numbers = chain, forced, numbers
+        self.K = K
+        self.ws = make_workspace(_max_len(seq), K)._replace(trans=chain.trans)
+        self.offsets = seq.offsets
+
+    def __call__(self, i: int):
+        c, f, ws, K = self.chain, self.forced, self.ws, self.K
+        logz = _marginals_one(*self.args, i, c.tw, c.tA, c.tmax, c.first, c.last, f.positions,
+                              f.labels, f.indptr[i], f.indptr[i + 1], ws)
+        if not logz > -np.inf:
+            _raise_infeasible(i, self.numbers)
+        T = int(self.offsets[i + 1] - self.offsets[i])
+        return (float(logz), ws.unary[:T * K].reshape(T, K).copy(),
+                ws.pair[:(T - 1) * K * K].reshape(T - 1, K, K).copy())
