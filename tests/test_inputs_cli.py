@@ -48,8 +48,8 @@ def test_learn_parameters_give_one_line(data_file, tmp_path, capsys, args, messa
     ("D\tw:nan\n", "weight 'nan' is not a finite number"),
     ("D\tw:inf\n", "weight 'inf' is not a finite number"),
     ("D\tw:1e400\n", "weight '1e400' is not a finite number"),
-    ("D\tw\x00x\n", "contains a NUL character"),
-    ("D\x00\tw\n", "label 'D\\x00' contains a NUL character"),
+    ("D\t\x00x\n", "attribute '\\x00x' has an empty name"),
+    ("\x00D\tw\n", "bad label '\\x00D' (an empty label"),
 ])
 def test_learn_data_errors_name_file_and_line(tmp_path, capsys, line, message):
     bad = tmp_path / "bad.txt"
@@ -57,6 +57,21 @@ def test_learn_data_errors_name_file_and_line(tmp_path, capsys, line, message):
     assert main(["learn", "-q", "-m", str(tmp_path / "m.model"), str(bad)]) == 2
     err = capsys.readouterr().err
     assert f"{bad}:2:" in err and message in err and "Traceback" not in err
+
+
+def test_names_end_at_a_nul_in_data_files(tmp_path, capsys):
+    """CRFsuite reads names and labels as C strings: ``w=a\\0x`` is ``w=a``, ``N\\0oun``
+    is ``N``, by learn and by tag (a name left empty is refused, as any empty name)."""
+    data = tmp_path / "nul.txt"
+    data.write_text("D\tw=the\x00x\nN\x00oun\tw=cat\n\n" + "D\tw=a\nN\tw=dog\x00\n\n" * 4,
+                    encoding="utf-8")
+    model = tmp_path / "m.model"
+    assert main(["learn", "-q", "-m", str(model), str(data)]) == 0
+    m = load_model(model)
+    assert m.labels == ["D", "N"] and m.attributes == ["w=the", "w=cat", "w=a", "w=dog"]
+    capsys.readouterr()
+    assert main(["tag", "-m", str(model), "-qt", str(data)]) == 0
+    assert "Item accuracy: 10 / 10" in capsys.readouterr().out
 
 
 def test_learn_output_path_is_checked_before_training(data_file, tmp_path, capsys):

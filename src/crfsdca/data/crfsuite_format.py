@@ -7,7 +7,8 @@ line ``@weight:w`` declares the weight of its sequence (CRFsuite's instance weig
 sequence's loss counts w times; a finite number >= 0, once per sequence, alone on its
 line). Anything else that CRFsuite would read silently in some odd way (a second
 colon, a weight that is not a number, an empty name) stops the reading with the file, the
-line and what was wrong.
+line and what was wrong. A name or label ends at its first NUL, as CRFsuite's C strings
+do (``a\\0b`` is the attribute ``a``).
 """
 
 from __future__ import annotations
@@ -127,21 +128,16 @@ def parse_lines(lines, path, group: int = 0) -> Instances:
             weight = _declared_weight(fields, label_parts, declared, path, number)
             declared.append(number)
             continue
-        if len(label_parts) != 1 or not label_parts[0]:
+        label = label_parts[0].partition("\0")[0]  # a C string, as CRFsuite reads it
+        if len(label_parts) != 1 or not label:
             raise DataFormatError(path, f"bad label {fields[0]!r} (an empty label, or a colon "
                                         "not escaped as \\:)", number)
-        if "\x00" in label_parts[0]:
-            raise DataFormatError(path, f"label {label_parts[0]!r} contains a NUL character",
-                                  number)
         item: list = []
         for f in fields[1:]:
             parts = _field(f, path, number)
-            name = parts[0]
+            name = parts[0].partition("\0")[0]
             if not name:
                 raise DataFormatError(path, f"attribute {f!r} has an empty name", number)
-            if "\x00" in name:
-                raise DataFormatError(path, f"attribute {name!r} contains a NUL character",
-                                      number)
             if len(parts) == 1:
                 item.append(name)
             elif len(parts) == 2:
@@ -162,7 +158,7 @@ def parse_lines(lines, path, group: int = 0) -> Instances:
                 raise DataFormatError(path, f"attribute {f!r} has more than one unescaped "
                                             "colon (escape a colon in a name as \\:)", number)
         xseq.append(item)
-        yseq.append(label_parts[0])
+        yseq.append(label)
     close()
     return out
 

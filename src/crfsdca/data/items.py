@@ -219,7 +219,7 @@ def _label_ids(yseq: list[str], labels: Vocabulary, grow: bool, i: int) -> list[
     if -1 not in known:  # the common case, looked up at once
         return known
     out = []
-    for t, lab in enumerate(yseq):
+    for t, lab in enumerate(c_strings(yseq)):
         k = labels.ids.get(lab)
         if k is None:
             if not grow:
@@ -319,6 +319,7 @@ def _name_ids(names: list[str], ids: dict[str, int], grow: bool) -> np.ndarray |
     """The ids of ``names`` (-1 for an unknown name unless ``grow``, which gives each new
     name the next id in order); None, adding none, if a new name could not be written to
     a model file (the item-by-item path reports it)."""
+    names = c_strings(names)
     if not grow:
         return np.fromiter(map(ids.get, names, repeat(-1, len(names))), dtype=np.int64,
                            count=len(names))
@@ -326,12 +327,20 @@ def _name_ids(names: list[str], ids: dict[str, int], grow: bool) -> np.ndarray |
     found = np.fromiter(map(ids.setdefault, names, map(len, repeat(ids, len(names)))),
                         dtype=np.int64, count=len(names))
     fresh = list(islice(ids, before, None))
-    text = "".join(fresh)
-    if "\x00" in text or not _utf8(text):
+    if not _utf8("".join(fresh)):
         for name in fresh:  # as they were
             del ids[name]
         return None
     return found
+
+
+def c_strings(names: list[str]) -> list[str]:
+    """``names`` as CRFsuite keeps them: C strings, each ending at its first NUL
+    (python-crfsuite hands ``"a\\0b"`` to CRFsuite, which reads ``"a"``: such names are
+    one attribute, or one label, there and here)."""
+    if "\0" not in "".join(names):
+        return names
+    return [name.partition("\0")[0] for name in names]
 
 
 def _utf8(text: str) -> bool:
@@ -356,10 +365,8 @@ _LIST = {list}
 
 
 def _new_name(name: str, ids: dict[str, int], what: str = "attribute") -> int:
-    """Give ``name`` the next id, once checked: a name with a NUL, or that UTF-8 cannot
-    encode (a lone surrogate), could not be written to a model file."""
-    if "\x00" in name:
-        raise ValueError(f"{what} {name!r} contains a NUL character")
+    """Give ``name`` (a C string: :func:`c_strings`) the next id, once checked: a name
+    that UTF-8 cannot encode (a lone surrogate) could not be written to a model file."""
     if not _utf8(name):
         raise ValueError(f"{what} {name!r} is not valid Unicode (UTF-8 cannot encode it)")
     a = ids[name] = len(ids)
@@ -430,11 +437,12 @@ def _look_up(names: list[str], ids: dict[str, int], grow: bool) -> list[int]:
     with ``grow`` (in order, so that a repeat gets the id of its first occurrence), else
     -1."""
     found = list(map(ids.get, names, repeat(-1, len(names))))
-    if grow and -1 in found:
+    if -1 in found and (grow or "\0" in "".join(names)):
         for j, a in enumerate(found):
             if a == -1:  # looked up again: a repeat may have added it
-                a = ids.get(names[j])
-                found[j] = _new_name(names[j], ids) if a is None else a
+                name = c_strings([names[j]])[0]
+                a = ids.get(name)
+                found[j] = a if a is not None else _new_name(name, ids) if grow else -1
     return found
 
 
