@@ -11,7 +11,8 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 CORES  ?= 8
 
-.PHONY: reproduce test test-cluster smoke lint docs bench clean-results clean-kernels report-html
+.PHONY: reproduce test test-cluster smoke lint docs bench bench-compare clean-results \
+	clean-kernels report-html
 
 $(BIN)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -60,8 +61,20 @@ lint: $(BIN)/.installed
 docs: $(BIN)/.installed
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir $(VENV)/site
 
-bench: $(BIN)/.installed
-	PATH=$(abspath $(BIN)):$$PATH $(BIN)/python benchmarks/oracle_pass.py
+# The benchmark suite (benchmarks/suite/, pytest-benchmark; a few minutes on two cores):
+# each run stored with its machine and commit under benchmarks/results/<machine>/, then
+# README.md's current numbers written from the newest run (the site's come from it when
+# it is built). bench-compare: whether a run is slower than another (default: this
+# machine's two newest; BASE and HEAD name runs by commit, revision or file).
+BENCH_RESULTS = benchmarks/results/$(shell $(BIN)/python benchmarks/suite/machine.py)
+
+bench: $(BIN)/.installed $(CRFSUITE_SDIST)
+	CRFSUITE_SDIST=$(abspath $(CRFSUITE_SDIST)) $(BIN)/python -m pytest benchmarks/suite \
+		-p no:cacheprovider --benchmark-autosave --benchmark-storage=file://$(BENCH_RESULTS)
+	$(BIN)/python benchmarks/suite/publish.py
+
+bench-compare: $(BIN)/.installed
+	$(BIN)/python benchmarks/suite/compare.py $(BASE) $(HEAD)
 
 # The HTML report (snakemake --report) and a screenshot of it in headless Chromium, so
 # that one can see what a reader sees; installs Debian's chromium (apt-get) if missing.

@@ -9,17 +9,41 @@
 - ``crfsdca.solvers.registry.SOLVERS``: every solver's option table (name, run key and
   ``train`` flag, CRFsuite's name, the defaults, range or choices, help).
 
+Pages also name generated values by placeholders, replaced on every build (an unknown
+one fails the build):
+
+- ``{{ default.NAME }}``: ``crfsdca.CRF()``'s default of ``NAME`` (``epsilon`` left at
+  None is ``crfsdca.training.learn.DEFAULT_EPSILON``);
+- ``{{ option.SOLVER.NAME }}``: a solver option's default for ``crfsdca.CRF``;
+- ``{{ bench_current }}``, ``{{ bench_table }}``: the benchmark suite's newest stored
+  run (``benchmarks/suite/publish.py``), in full or as the README's table;
+- ``{{ bench_suite }}``: the suite's benchmark modules and what each measures (their
+  docstrings); ``{{ studies }}``: the frozen studies' headers (question, date, commit,
+  answer; ``tests/test_benchmarks.py`` fails on a study without all four).
+
 Registered in ``mkdocs.yml`` (``hooks:``); ``make docs`` runs ``mkdocs build --strict``.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import os
+import re
+import subprocess
+import sys
+from pathlib import Path
 
+from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 
 CLI_PAGE = "reference/cli.md"
+ROOT = Path(__file__).resolve().parents[1]
+SUITE = ROOT / "benchmarks" / "suite"
+STUDIES = ROOT / "benchmarks" / "studies"
+HEADER = ("Question", "Date", "Commit", "Answer")
+"""The fields of a study's header, in its docstring, each opening a line."""
+PLACEHOLDER = re.compile(r"\{\{ ([a-z_][a-z0-9_.]*) \}\}")
 HELP_WIDTH = "88"  # argparse wraps to $COLUMNS: the page must not depend on the terminal
 
 
@@ -64,14 +88,16 @@ def _range(option) -> str:
 
 
 def _parameters_table() -> list[str]:
+    from crfsdca import CRF
     from crfsdca.cli.learn import PARAMETERS
-    from crfsdca.estimator import _BASE_PARAMETERS
+
+    defaults = CRF().get_params()
 
     lines = ["| `-p` name | `crfsdca.CRF` parameter | type | default |",
              "|---|---|---|---|"]
     for name, (key, kind) in PARAMETERS.items():
         lines.append(f"| {_code(name)} | {_code(key)} | {kind.__name__} | "
-                     f"{_value(_BASE_PARAMETERS.get(key))} |")
+                     f"{_value(defaults.get(key))} |")
     return lines
 
 
@@ -172,6 +198,128 @@ def cli_page() -> str:
         *_options_tables(),
     ]
     return "\n".join(lines) + "\n"
+
+
+def _number(value) -> str:
+    """A default as a reader writes it: 3e-4, not 0.0003; 1, not 1.0."""
+    if isinstance(value, bool) or not isinstance(value, float):
+        return str(value)
+    if value != 0 and abs(value) < 1e-2:
+        mantissa, exponent = f"{value:.6e}".split("e")
+        return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
+    return f"{value:g}"
+
+
+def default(name: str) -> str:
+    """``crfsdca.CRF()``'s default of ``name``, as a reader writes it."""
+    from crfsdca import CRF
+    from crfsdca.training.learn import DEFAULT_EPSILON
+
+    params = CRF().get_params()
+    if name not in params:
+        raise PluginError(f"{{{{ default.{name} }}}}: CRF has no parameter {name!r}")
+    value = params[name]
+    if name == "epsilon" and value is None:
+        value = DEFAULT_EPSILON
+    return _number(value)
+
+
+def option(solver: str, name: str) -> str:
+    """A solver option's default for ``crfsdca.CRF`` (CRFsuite's where it has one)."""
+    from crfsdca.solvers.registry import SOLVERS
+
+    if solver not in SOLVERS:
+        raise PluginError(f"{{{{ option.{solver}.{name} }}}}: no solver {solver!r}")
+    found = [o for o in SOLVERS[solver].options if o.name == name]
+    if not found:
+        raise PluginError(f"{{{{ option.{solver}.{name} }}}}: {solver} has no option {name!r}")
+    o = found[0]
+    return _number(o.crfsuite_default if o.crfsuite_default is not None else o.default)
+
+
+def _publish(what: str) -> str:
+    """``benchmarks/suite/publish.py --print what``: the suite's newest stored run."""
+    done = subprocess.run([sys.executable, str(SUITE / "publish.py"), "--print", what],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise PluginError(f"benchmarks/suite/publish.py --print {what}: {done.stderr}")
+    return done.stdout.rstrip("\n")
+
+
+def _docstring(path: Path) -> str:
+    return ast.get_docstring(ast.parse(path.read_text())) or ""
+
+
+def suite_table() -> str:
+    """The suite's modules and what each measures: the first paragraph of each one's
+    docstring."""
+    lines = ["| module | what it measures |", "|---|---|"]
+    for path in sorted(SUITE.glob("test_*.py")):
+        first = " ".join(_docstring(path).split("\n\n")[0].split())
+        lines.append(f"| `benchmarks/suite/{path.name}` | {first} |")
+    return "\n".join(lines)
+
+
+def study_header(path: Path) -> dict[str, str]:
+    """The header of a frozen study: its four fields, read from its docstring."""
+    fields: dict[str, str] = {}
+    key = None
+    for line in _docstring(path).split("\n"):
+        head = line.split(":", 1)[0]
+        if head in HEADER and ":" in line:
+            key = head
+            fields[key] = line.split(":", 1)[1].strip()
+        elif key is not None and line.startswith("    "):
+            fields[key] += " " + line.strip()
+        else:
+            key = None
+    missing = [f for f in HEADER if not fields.get(f)]
+    if missing:
+        raise PluginError(f"{path.relative_to(ROOT)}: a study's header needs "
+                          f"{', '.join(missing)} (question, date, commit, answer)")
+    return fields
+
+
+def studies() -> list[Path]:
+    """The frozen studies: the scripts of ``benchmarks/studies/`` with a main (the others
+    are their helpers)."""
+    return [path for path in sorted(STUDIES.glob("*.py"))
+            if 'if __name__ == "__main__":' in path.read_text()]
+
+
+def studies_table() -> str:
+    """One row per study; one still without its header (a study being written) says so,
+    and ``tests/test_benchmarks.py`` fails on it."""
+    lines = ["| script | question | date, commit | answer |", "|---|---|---|---|"]
+    for path in studies():
+        try:
+            h = study_header(path)
+        except PluginError:
+            lines.append(f"| `{path.name}` | (no header yet) | | |")
+            continue
+        lines.append(f"| `{path.name}` | {h['Question']} | {h['Date']}, {h['Commit']} | "
+                     f"{h['Answer']} |")
+    return "\n".join(lines)
+
+
+def placeholder(name: str) -> str:
+    """The text of ``{{ name }}``."""
+    parts = name.split(".")
+    if parts[0] == "default" and len(parts) == 2:
+        return default(parts[1])
+    if parts[0] == "option" and len(parts) == 3:
+        return option(parts[1], parts[2])
+    generated = {"bench_current": lambda: _publish("site"),
+                 "bench_table": lambda: _publish("table"),
+                 "bench_suite": suite_table, "studies": studies_table}
+    if name not in generated:
+        raise PluginError(f"unknown placeholder {{{{ {name} }}}}")
+    return generated[name]()
+
+
+def on_page_markdown(markdown, page, config, files):
+    """Replace each page's placeholders by what the code and the stored results say."""
+    return PLACEHOLDER.sub(lambda m: placeholder(m.group(1)), markdown)
 
 
 def on_files(files, config):

@@ -33,11 +33,11 @@ DEFAULT_EPOCHS = 1000
 
 DEFAULT_EPSILON = 3e-4
 """The certified relative sub-optimality a fit stops at when ``epsilon`` is not given:
-on the practitioner's 18 cells (``benchmarks/stopping_rule.py``) the first epoch at
+on the practitioner's 18 cells (``benchmarks/studies/stopping_rule.py``) the first epoch at
 3e-4 had a test F1 within 0.1 points of the converged model's in every cell, in both
 runs of the benchmark (before and after Catalyst's floor: 0.076 and 0.089 points at
 most), the only tolerance that did (1e-3: 0.129 and 0.098; 1e-4: 0.086 and 0.106);
-10% fewer epochs than 1e-4 (docs/benchmarks.md)."""
+10% fewer epochs than 1e-4 (docs/history.md)."""
 
 
 def lambda_of(c2: float, n: int) -> float:
