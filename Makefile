@@ -93,3 +93,13 @@ report-html: $(BIN)/.installed
 		--screenshot=$(abspath $(REPORT:.html=.png)) file://$(abspath $(REPORT)); \
 		status=$$?; rm -rf $$profile; exit $$status
 	@echo "open $(REPORT) in a browser; $(REPORT:.html=.png) shows its first screen"
+
+# The readers of the files users share, fuzzed (tests/fuzz: CRFsuite's data and model files,
+# crfsdca's HDF5 model and .dual, the config's templates, tag's input): FUZZ_INPUTS mutated
+# inputs on two workers (about 90 minutes on an idle 2-core machine); what goes wrong is
+# kept under .venv/fuzz/findings, .venv/fuzz/summary.json says what ran. make test runs a
+# short budget of it (tests/test_fuzz.py).
+FUZZ_INPUTS ?= 1000000
+.PHONY: fuzz
+fuzz: $(BIN)/.installed
+	PYTHONPATH=tests $(BIN)/python -m fuzz --inputs $(FUZZ_INPUTS) --jobs 2 --out $(VENV)/fuzz

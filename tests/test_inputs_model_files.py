@@ -8,6 +8,7 @@ import os
 import h5py
 import numpy as np
 import pytest
+from fuzz.seeds import legacy_copy
 from inputs import X, Y
 
 from crfsdca import CRF
@@ -55,10 +56,7 @@ def _legacy(path):
     no checksum."""
     old = path.with_name(path.name + ".sealed")
     os.replace(path, old)
-    with h5py.File(old, "r") as src, h5py.File(path, "w") as dst:
-        dst.attrs.update(src.attrs)
-        for name in src:
-            src.copy(src[name], dst, name=name)
+    legacy_copy(old, path)
     old.unlink()
 
 
