@@ -78,7 +78,7 @@ def test_publish_writes_the_figure_with_machine_commit_and_command(tmp_path):
     table = _script("publish.py", "--print", "table", "--results", tmp_path)
     assert table.returncode == 0, table.stderr
     out = table.stdout
-    assert "5 s: F1 0.760, certified relative gap 2.5e-04, 10 epochs" in out  # the newest
+    assert "5.00 s, F1 0.760, certified relative gap 2.5e-4, 10 epochs" in out  # the newest
     assert "| 3.00x |" in out and "15,806 sentences" in out
     assert "Test CPU, 2 cores" in out and f"commit {'c' * 7}" in out
     assert "`make bench`" in out
