@@ -3,6 +3,8 @@ vocabularies and their encoding, and CRFsuite's data format."""
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -142,6 +144,18 @@ def test_crfsuite_format_round_trip(tmp_path):
     assert inst.y == y
     assert inst.X == [[["w=a:b", ("v", 0.5)], ["back\\slash", ("x", 2.0)]], [[]]]
     assert format_item("O", ["a", ("b", 1.5)]) == "O\ta\tb:1.5"
+
+
+def test_a_name_ending_in_a_carriage_return_reads_back():
+    """A CR before a TAB is part of a name; at a line's end it is a CRLF line end: the
+    writer puts a TAB after a last name that ends with one (the fuzzer's case: written
+    back, 'pos=JJ\\r' read as 'pos=JJ')."""
+    X, y = [[["pos=JJ\r"], []]], [["A", "B\r"]]
+    assert format_item("A", ["pos=JJ\r"]) == "A\tpos=JJ\r\t"
+    out = io.StringIO()
+    write_sequences(out, X, y)
+    inst = parse_lines(out.getvalue().split("\n"), "mem")
+    assert (inst.X, inst.y) == (X, y)
 
 
 def test_crfsuite_format_blank_lines_and_weights():

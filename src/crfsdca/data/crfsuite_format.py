@@ -399,14 +399,17 @@ def escape(text: str) -> str:
 
 
 def format_item(label: str, attributes) -> str:
-    """One line: the label and the attributes (names, or (name, weight) pairs)."""
+    """One line: the label and the attributes (names, or (name, weight) pairs). A line
+    that would end with a carriage return gets a TAB after it: the readers take a CR at
+    the end of a line for a CRLF line end, not for a part of the last name."""
     fields = [escape(label)]
     for a in attributes:
         if isinstance(a, tuple):
             fields.append(f"{escape(a[0])}:{a[1]:.17g}")
         else:
             fields.append(escape(a))
-    return "\t".join(fields)
+    line = "\t".join(fields)
+    return line + "\t" if line.endswith("\r") else line
 
 
 def write_sequences(stream, X, y, weights=None) -> None:
