@@ -61,7 +61,8 @@ lint: $(BIN)/.installed
 docs: $(BIN)/.installed
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir $(VENV)/site
 
-# The benchmark suite (benchmarks/suite/, pytest-benchmark; a few minutes on two cores):
+# The benchmark suite (benchmarks/suite/, pytest-benchmark; 18 minutes on a 2-core machine
+# that other jobs loaded, less alone):
 # each run stored with its machine and commit under benchmarks/results/<machine>/, then
 # README.md's current numbers written from the newest run (the site's come from it when
 # it is built). bench-compare: whether a run is slower than another (default: this

@@ -25,6 +25,7 @@ def pytest_configure(config):
     from pytest_benchmark.utils import get_commit_info
 
     config._crfsdca_commit = get_commit_info()
+    config._crfsdca_load = round(os.getloadavg()[0], 1) if hasattr(os, "getloadavg") else None
 
 
 def pytest_benchmark_update_commit_info(config, commit_info):
@@ -41,7 +42,8 @@ def pytest_benchmark_update_machine_info(config, machine_info):
             return None
 
     machine_info.update(processor=processor(), label=label(), **cores(),
-                        packages={name: installed(name) for name in PACKAGES})
+                        packages={name: installed(name) for name in PACKAGES},
+                        load_average=config._crfsdca_load)  # others' work on the machine
 
 
 @pytest.fixture(autouse=True)

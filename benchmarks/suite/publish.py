@@ -144,7 +144,7 @@ def site_section(run: store.Run | None) -> str:
         ref = e.pop("reference_median", None)
         for key in ("reference_seconds", "speedup", "threads", "cores", "usable_cores"):
             e.pop(key, None)
-        facts = "; ".join(f"{k}: {_plain(v)}" for k, v in e.items())
+        facts = "; ".join(f"{_plain(k)}: {_plain(v)}" for k, v in e.items())
         lines.append(f"| `{name}` | {s['rounds']} | {seconds(s['min'])} | "
                      f"{seconds(s['median'])} | {seconds(s['max'])} | "
                      f"{seconds(ref) if ref is not None else ''} | {facts} |")
@@ -155,12 +155,15 @@ def site_section(run: store.Run | None) -> str:
 
 
 def _plain(value) -> str:
-    """A recorded value as table-safe text."""
+    """A recorded value as plain text in a Markdown table cell (no emphasis, no links)."""
     if isinstance(value, dict):
-        return ", ".join(f"{k} {_plain(v)}" for k, v in value.items())
+        return ", ".join(f"{_plain(k)} {_plain(v)}" for k, v in value.items())
     if isinstance(value, float):
         return f"{value:.4g}"
-    return str(value).replace("|", "\\|")
+    text = str(value)
+    for ch in ("\\", "|", "*", "_", "[", "]", "<", ">", "`"):
+        text = text.replace(ch, "\\" + ch)
+    return text
 
 
 def rewrite(text: str, block: list[str]) -> str:

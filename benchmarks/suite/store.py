@@ -39,8 +39,10 @@ class Run:
         """Machine, commit and date in one line."""
         m, c = self.machine, self.commit
         dirty = " with uncommitted changes" if c.get("dirty") else ""
+        load = m.get("load_average")
         return (f"{m.get('processor') or m['cpu'].get('brand_raw')}, "
-                f"{m.get('usable_cores', m['cpu'].get('count'))} cores, "
+                f"{m.get('usable_cores', m['cpu'].get('count'))} cores"
+                f"{f' (load {load:g} at the start)' if load is not None else ''}, "
                 f"Python {m['python_version']}; commit {c['id'][:7]}{dirty}; "
                 f"{self.when[:16].replace('T', ' ')} UTC")
 
