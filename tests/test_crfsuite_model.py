@@ -360,6 +360,17 @@ DAMAGE = {
     "CQDB byte order": (lambda d: patched(d, u32(d, 32) + 12, 0x71534462), "byte-order"),
     "ref list too long": (lambda d: patched(d, u32(d, u32(d, 44) + 12), 1 << 30),
                           "attribute refs"),
+    "feature with an attribute out of range": (lambda d: patched(d, 48 + 12 + 4, 10**6),
+                                               "feature 0"),
+    "ref to a feature out of range": (lambda d: patched(d, u32(d, u32(d, 44) + 12) + 4, 10**6),
+                                      "lists feature 1000000"),
+    "CQDB backward array past the chunk": (lambda d: patched(d, u32(d, 36) + 20, 10**6),
+                                           "backward array"),
+    "CQDB record offset out of range": (
+        lambda d: patched(d, u32(d, 36) + u32(d, u32(d, 36) + 20), 10**7), "record offset"),
+    "CQDB string length past the chunk": (
+        lambda d: patched(d, u32(d, 36) + u32(d, u32(d, 36) + u32(d, u32(d, 36) + 20)) + 4,
+                          10**6), "runs past the chunk's end"),
     "ref to another attribute's feature": (
         lambda d: patched(d, u32(d, u32(d, 44) + 12) + 4, u32(d, u32(d, u32(d, 44) + 16) + 4)),
         "attribute refs"),
