@@ -1,11 +1,11 @@
 """``crfsdca.CRF``: a drop-in for ``sklearn_crfsuite.CRF``, trained by SDCA.
 
 Same constructor parameters where they mean something here, same methods and fitted
-attributes; inputs as python-crfsuite reads them (:mod:`crfsdca.data.items`); CRFsuite's
-model and objective (:mod:`crfsdca.training.feature_set`, :mod:`crfsdca.training.learn`).
+attributes; inputs as python-crfsuite reads them (``crfsdca.data.items``); CRFsuite's
+model and objective (``crfsdca.training.feature_set``, ``crfsdca.training.learn``).
 The options of the solvers are parameters too, named by their run keys (``sampler``,
 ``non_uniformity``, ``sag_decrease``, ``lbfgs_memory``...; None: the solver's default);
-they come from the option tables of :mod:`crfsdca.solvers.registry`.
+they come from the option tables of ``crfsdca.solvers.registry``.
 """
 
 from __future__ import annotations
@@ -75,8 +75,8 @@ CRFSUITE_ONLY: tuple[str, ...] = ()
 def solver_parameters() -> dict[str, None]:
     """The estimator's parameters after ``trainer_cls``, all None: every solver option by
     run key (``sampler``, ``lbfgs_memory``) and by its CRFsuite name (``num_memories``,
-    ``linesearch``), in registry order. :class:`CRF`'s signature lists them (a test holds
-    the two together); their defaults are the option tables'."""
+    ``linesearch``), in registry order. [`CRF`][crfsdca.estimator.CRF]'s signature lists
+    them (a test holds the two together); their defaults are the option tables'."""
     keys: dict[str, None] = {}
     for s in SOLVERS.values():
         for o in s.options:
@@ -403,7 +403,8 @@ class CRF(BaseEstimator):
 
     def partial_fit(self, X, y, X_dev=None, y_dev=None, sample_weight=None):
         """Continue training (SDCA) on the sequences kept from earlier fits (with their
-        weights) plus ``X`` (weighted by ``sample_weight``, as in :meth:`fit`)."""
+        weights) plus ``X`` (weighted by ``sample_weight``, as in
+        [`fit`][crfsdca.estimator.CRF.fit])."""
         return self._fit(X, y, X_dev, y_dev, sample_weight, add_to_state=True)
 
     def _fit(self, X, y, X_dev, y_dev, sample_weight, add_to_state: bool):
@@ -582,9 +583,9 @@ class CRF(BaseEstimator):
 
     @property
     def tagger_(self):
-        """python-crfsuite's ``Tagger`` interface on the trained model (:mod:`crfsdca.tagger`:
-        ``set``, ``tag``, ``probability``, ``marginal``, ``info``, ``labels``); None before
-        ``fit``, as sklearn-crfsuite's."""
+        """python-crfsuite's ``Tagger`` interface on the trained model
+        ([`crfsdca.tagger`][crfsdca.tagger]: ``set``, ``tag``, ``probability``,
+        ``marginal``, ``info``, ``labels``); None before ``fit``, as sklearn-crfsuite's."""
         model = self._current_model()
         if model is None:
             return None
@@ -700,8 +701,9 @@ class CRF(BaseEstimator):
         return out
 
     def predict_single(self, xseq, constraints=None, forced=None) -> list[str]:
-        """The most likely label sequence of one sequence (by :attr:`tagger_`, which keeps
-        the model's decoder between calls, as sklearn-crfsuite's does); ``constraints``
+        """The most likely label sequence of one sequence (by
+        [`tagger_`][crfsdca.estimator.CRF.tagger_], which keeps the model's decoder
+        between calls, as sklearn-crfsuite's does); ``constraints``
         as ``predict`` takes them, ``forced``: None or {position: label}."""
         model = self.model_
         if isinstance(xseq, (str, bytes, dict)):

@@ -4,9 +4,10 @@ conlleval's chunk precision, recall and F1.
 The ``flat_*`` functions flatten ``y_true`` and ``y_pred`` (lists of label sequences) into
 one list of labels each and call scikit-learn's metric of the same name with the same
 arguments, as sklearn-crfsuite 0.5 does (so its outputs, warnings and errors are
-scikit-learn's). :func:`sequence_accuracy_score` is the fraction of sequences labeled
-exactly right. :func:`chunk_precision_recall_f1` scores the chunks (entities) of BIO
-labels as the CoNLL shared tasks' ``conlleval`` script does.
+scikit-learn's). [`sequence_accuracy_score`][crfsdca.metrics.sequence_accuracy_score] is
+the fraction of sequences labeled exactly right.
+[`chunk_precision_recall_f1`][crfsdca.metrics.chunk_precision_recall_f1] scores the chunks
+(entities) of BIO labels as the CoNLL shared tasks' ``conlleval`` script does.
 """
 
 from __future__ import annotations

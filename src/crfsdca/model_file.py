@@ -1,15 +1,17 @@
 """Model files: what ``CRF.fit`` and ``crfsdca learn`` write and ``CRF``, ``tag`` and
 ``dump`` read, in either format.
 
-- crfsdca's HDF5 model (:mod:`crfsdca.formats.hdf5_model`): the weights, the bias
+- crfsdca's HDF5 model (``crfsdca.formats.hdf5_model``): the weights, the bias
   weights, the options and the training summary;
-- CRFsuite's binary model (:mod:`crfsdca.formats.crfsuite_model`), for CRFsuite's tagger
-  and its bindings in other languages: :func:`save_model` writes it for a name ending in
-  ``.crfsuite`` (or ``format="crfsuite"``). It cannot hold the bias weights, the options
-  or the training summary.
+- CRFsuite's binary model
+  ([`crfsdca.formats.crfsuite_model`][crfsdca.formats.crfsuite_model]), for CRFsuite's
+  tagger and its bindings in other languages: [`save_model`][crfsdca.model_file.save_model]
+  writes it for a name ending in ``.crfsuite`` (or ``format="crfsuite"``). It cannot hold
+  the bias weights, the options or the training summary.
 
-:func:`load_model` reads either, told apart by content. The dual state (``save_dual``:
-continued training) goes to a second file beside the model, ``MODEL.dual``.
+[`load_model`][crfsdca.model_file.load_model] reads either, told apart by content. The
+dual state (``save_dual``: continued training) goes to a second file beside the model,
+``MODEL.dual``.
 """
 
 from __future__ import annotations
@@ -49,7 +51,8 @@ def model_format(path: str | os.PathLike, format: str | None = None) -> str:
 
 
 def save_model(path: str | os.PathLike, model: Model, format: str | None = None) -> Path:
-    """Write ``model`` to ``path`` atomically, in :func:`model_format`'s format."""
+    """Write ``model`` to ``path`` atomically, in
+    [`model_format`][crfsdca.model_file.model_format]'s format."""
     path = Path(path)
     if model_format(path, format) == "crfsuite":
         return write_crfsuite_model(path, model)

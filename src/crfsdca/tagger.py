@@ -3,20 +3,21 @@ probability and marginals of one item sequence at a time.
 
 Same methods, arguments, results and exception types as ``pycrfsuite.Tagger`` (checked
 against it by ``tests/test_tagger.py``). The model is a file, CRFsuite's binary model
-(:mod:`crfsdca.formats.crfsuite_model`) or crfsdca's own (:mod:`crfsdca.model_file`), or an
-in-memory :class:`~crfsdca.model_file.Model` (:meth:`Tagger.from_model`); crfsdca's bias
-weights (every, first, last position) enter every score, as in training. Items are read
-as :mod:`crfsdca.data.items` reads them (python-crfsuite's formats, plus lists of
-``(name, weight)`` pairs); attributes the model lacks are ignored, as CRFsuite does. A
+([`crfsdca.formats.crfsuite_model`][crfsdca.formats.crfsuite_model]) or crfsdca's own
+([`crfsdca.model_file`][crfsdca.model_file]), or an in-memory
+[`Model`][crfsdca.model_file.Model] ([`Tagger.from_model`][crfsdca.tagger.Tagger.from_model]);
+crfsdca's bias weights (every, first, last position) enter every score, as in training.
+Items are read as ``crfsdca.data.items`` reads them (python-crfsuite's formats, plus lists
+of ``(name, weight)`` pairs); attributes the model lacks are ignored, as CRFsuite does. A
 ``pycrfsuite.ItemSequence`` is read through its ``items()``, which keeps one of the repeats
 of an attribute in an item (python-crfsuite's own tagger adds their weights).
 
 Where python-crfsuite behaves so, so does this: a tagger with no model raises ValueError
 ("The tagger is not opened"), and ``info()`` RuntimeError; with no sequence set (or an
 empty one) ``tag()`` gives ``[]`` and ``probability``/``marginal`` give 0.0; a label the
-model lacks raises :class:`UnknownLabelError`, a RuntimeError (python-crfsuite's type) that
-is also a ValueError. Where python-crfsuite crashes (an item that is not a list or dict:
-SystemError), this raises ValueError.
+model lacks raises [`UnknownLabelError`][crfsdca.tagger.UnknownLabelError], a RuntimeError
+(python-crfsuite's type) that is also a ValueError. Where python-crfsuite crashes (an item
+that is not a list or dict: SystemError), this raises ValueError.
 
 The state of a set sequence is kept: its unary scores once, log Z and the marginals on
 first use, so that ``marginal`` for every label and position costs one forward-backward.
@@ -97,8 +98,9 @@ class ParsedDump:
 
 
 def _load(name) -> Model:
-    """Read the model file ``name``, whichever its format (:func:`load_model` tells
-    CRFsuite's binary model from crfsdca's own by content)."""
+    """Read the model file ``name``, whichever its format
+    ([`load_model`][crfsdca.model_file.load_model] tells CRFsuite's binary model from
+    crfsdca's own by content)."""
     path = os.fspath(name)
     with open(path, "rb"):  # FileNotFoundError / IsADirectoryError, as python-crfsuite
         pass
@@ -161,7 +163,7 @@ class PairIds:
     """The dict items' (key, value) pairs met so far, each with its attribute id (-1 if
     the model lacks it) and weight: sklearn-crfsuite's features repeat most pairs from
     sentence to sentence, and a pair met before is looked up without making its name.
-    Emptied when it would hold more than :attr:`limit` pairs (some 200 bytes each). Not for
+    Emptied when it would hold more than ``limit`` pairs (some 200 bytes each). Not for
     several threads at once: a tagger keeps one per thread."""
 
     limit = 1 << 18
@@ -190,7 +192,7 @@ def _pair_rows(items: list, ids: dict[str, int], pairs: PairIds) -> np.ndarray |
     """The rows in ``pairs`` of the (key, value) entries of a sequence whose items are all
     flat dicts with str keys and str or number values (sklearn-crfsuite's features), the
     pairs not met before added; None for any other sequence (which
-    :func:`encode_sequence` then reads, and reports a bad item of)."""
+    ``encode_sequence`` then reads, and reports a bad item of)."""
     if not (set(map(type, items)) <= _DICT
             and set(map(type, chain.from_iterable(map(dict.values, items)))) <= _VALUE_TYPES):
         return None  # every value's type: one equal to a pair met before (1 == 1 + 0j) too
@@ -231,7 +233,7 @@ def _rows(items: list, pairs: PairIds, n: int) -> np.ndarray:
 
 def _item_split(items: list, ids: dict[str, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(indptr, attribute ids, weights) of a sequence of any items, by the encoder of
-    training (:func:`crfsdca.data.items.add_sequence`; unknown attributes left out)."""
+    training (``crfsdca.data.items.add_sequence``; unknown attributes left out)."""
     indices, values, counts = [], [], []
     add_sequence(items, ids, False, indices, values, counts)
     indptr = np.zeros(len(items) + 1, dtype=np.int64)
@@ -295,7 +297,7 @@ class _Decoder:
 
     def entries(self, items: list, pairs: PairIds) -> tuple[np.ndarray, np.ndarray] | None:
         """(attribute ids, weights) of every entry of a sequence of the common items, lists
-        of strings or flat dicts (:func:`entry_scores`'s input), or None for others."""
+        of strings or flat dicts (``entry_scores``'s input), or None for others."""
         ids = _list_ids(items, self.attribute_ids.get)
         if ids is not None:
             return ids, NO_VALUES
@@ -455,7 +457,8 @@ class Tagger:
         return list(self._decoder().labels)
 
     def info(self) -> ParsedDump:
-        """The model's labels, attributes and nonzero weights (:class:`ParsedDump`)."""
+        """The model's labels, attributes and nonzero weights
+        ([`ParsedDump`][crfsdca.tagger.ParsedDump])."""
         if self._d is None:
             raise RuntimeError("Tagger is closed")
         return _parsed_dump(self._d.model)
@@ -584,7 +587,7 @@ def _position(pos) -> int:
 
 
 def _parsed_dump(model: Model) -> ParsedDump:
-    """The :class:`ParsedDump` of a model (the fields of ``crfsdca dump``)."""
+    """The [`ParsedDump`][crfsdca.tagger.ParsedDump] of a model (the fields of ``crfsdca dump``)."""
     out = ParsedDump()
     w, layout = model.weights, model.layout
     E, B, W = layout.emission(w), layout.bias(w), layout.transition(w)

@@ -10,7 +10,7 @@ integer is a little-endian uint32, every offset counts from the start of the fil
     features (at 48)   "FEAT", chunk size, count F, then F x 20 bytes: type, src, dst
                        (uint32) and weight (float64). Type 0 is a state feature (attribute
                        src, label dst), type 1 a transition (label src followed by dst)
-    labels             a CQDB chunk (:mod:`crfsdca.formats.cqdb`): label string <-> id
+    labels             a CQDB chunk (``crfsdca.formats.cqdb``): label string <-> id
     attributes         a CQDB chunk: attribute string <-> id
     label refs         at a multiple of 4: "LFRF", chunk size, count (L + 2: CRFsuite's
                        writer reserves two more, left at offset 0), count x offset of a
@@ -354,7 +354,8 @@ def _read_bytes(path: Path) -> np.ndarray:
 
 
 def read_crfsuite_model(path: str | os.PathLike) -> Model:
-    """Read a CRFsuite model file (written by CRFsuite or :func:`write_crfsuite_model`):
+    """Read a CRFsuite model file (written by CRFsuite or
+    [`write_crfsuite_model`][crfsdca.formats.crfsuite_model.write_crfsuite_model]):
     labels and attributes in CRFsuite's id order, its weights, bias weights 0.
 
     Everything read is checked (sizes, offsets, ids, the refs against the features,
