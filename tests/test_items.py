@@ -156,6 +156,8 @@ def test_a_name_ending_in_a_carriage_return_reads_back():
     write_sequences(out, X, y)
     inst = parse_lines(out.getvalue().split("\n"), "mem")
     assert (inst.X, inst.y) == (X, y)
+    with pytest.raises(ValueError, match="would read its line as a blank line"):
+        format_item("\r", [])  # a NUL can cut a label to that; its line would be blank
 
 
 def test_crfsuite_format_blank_lines_and_weights():

@@ -401,7 +401,8 @@ def escape(text: str) -> str:
 def format_item(label: str, attributes) -> str:
     """One line: the label and the attributes (names, or (name, weight) pairs). A line
     that would end with a carriage return gets a TAB after it: the readers take a CR at
-    the end of a line for a CRLF line end, not for a part of the last name."""
+    the end of a line for a CRLF line end, not for a part of the last name. ValueError
+    for a line that would read as a blank one (a blank label, no attribute)."""
     fields = [escape(label)]
     for a in attributes:
         if isinstance(a, tuple):
@@ -409,6 +410,9 @@ def format_item(label: str, attributes) -> str:
         else:
             fields.append(escape(a))
     line = "\t".join(fields)
+    if not line.strip():
+        raise ValueError(f"label {label!r} without attributes: CRFsuite's format would "
+                         "read its line as a blank line")
     return line + "\t" if line.endswith("\r") else line
 
 
