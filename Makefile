@@ -5,14 +5,17 @@
 #   make test-cluster  the smoke workflow on a one-node SLURM that it stands up and tears
 #                    down (root, Debian: workflow/cluster/local-slurm.sh)
 # and, after a reproduction, make report-html (PROFILE=workflow/profiles/smoke after
-# make smoke): the HTML report and a PNG of what a browser shows of it.
+# make smoke): the HTML report and a PNG of what a browser shows of it. Not in CI (long):
+#   make wheel       the release build (python -m build: sdist, then the wheel from it, in
+#                    isolated environments) into dist/, and the checks of that wheel
+#   make test-oldest the suite on the lowest Python and the declared floors
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 CORES  ?= 8
 
-.PHONY: reproduce test test-cluster smoke lint docs bench bench-compare clean-results \
-	clean-kernels report-html
+.PHONY: reproduce test test-cluster test-oldest wheel smoke lint docs bench bench-compare \
+	clean-results clean-kernels report-html
 
 $(BIN)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,7 +38,41 @@ $(CRFSUITE_SDIST):
 # fixtures built once): 12 minutes instead of 21 on a cold 2-core machine.
 test: lint docs $(CRFSUITE_SDIST)
 	PATH=$(abspath $(BIN)):$$PATH CRFSUITE_SDIST=$(abspath $(CRFSUITE_SDIST)) \
-		$(BIN)/python -m pytest -q -m "not cluster" -n 2 --dist loadfile
+		$(BIN)/python -m pytest -q -m "not cluster and not release" -n 2 --dist loadfile
+
+# The suite on the lowest supported Python (pyproject's requires-python) with every
+# requirement at its declared floor (tests/oldest_versions.py: what it leaves out and
+# why), in $(OLDEST); numba's cache of that numba goes there too, not into src/.
+OLDEST        := $(VENV)/oldest
+OLDEST_VERSION = $(shell $(BIN)/python tests/oldest_versions.py python 2>/dev/null)
+OLDEST_PYTHON ?= $(or $(lastword $(wildcard $(HOME)/.pyenv/versions/$(OLDEST_VERSION).*/bin/python3)),\
+	$(shell command -v python$(OLDEST_VERSION)))
+
+$(OLDEST)/.installed: pyproject.toml tests/oldest_versions.py | $(BIN)/.installed
+	@test -n "$(OLDEST_PYTHON)" || { echo "make test-oldest: no Python $(OLDEST_VERSION)" \
+		"found (pyenv install $(OLDEST_VERSION), or set OLDEST_PYTHON)"; exit 2; }
+	rm -rf $(OLDEST) && $(OLDEST_PYTHON) -m venv $(OLDEST)
+	$(OLDEST)/bin/python -m pip install --quiet --upgrade pip
+	$(OLDEST)/bin/python -m pip install --quiet $$($(BIN)/python tests/oldest_versions.py)
+	$(OLDEST)/bin/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(OLDEST)/bin/python -m pip check
+	touch $@
+
+test-oldest: $(OLDEST)/.installed $(CRFSUITE_SDIST)
+	PATH=$(abspath $(OLDEST)/bin):$$PATH CRFSUITE_SDIST=$(abspath $(CRFSUITE_SDIST)) \
+		NUMBA_CACHE_DIR=$(abspath $(OLDEST))/numba-cache \
+		$(OLDEST)/bin/python -m pytest -q -p no:cacheprovider -m "not cluster and not release" \
+		-n 2 --dist loadfile $$($(BIN)/python tests/oldest_versions.py ignore)
+
+# The release build: sdist and wheel in dist/ as `python -m build` makes them (each in an
+# isolated environment with pyproject's build requirements; the wheel carries the
+# kernels of this processor and of every level of its architecture, several minutes on
+# two cores), then the checks of that wheel in fresh environments (tests/test_release.py).
+wheel: $(BIN)/.installed
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+	CRFSDCA_WHEEL=$$(ls $(abspath dist)/crfsdca-*.whl) $(BIN)/python -m pytest -q \
+		-p no:cacheprovider -m release tests/test_release.py
 
 # numba's cache keys each kernel by its own file only: a kernel that calls one of another
 # file keeps that one's old code after an edit of that file alone. After editing kernels,

@@ -67,7 +67,8 @@ def test_exp_within_one_ulp_on_normal_range():
                         [0.0, -708.0, 709.78, 709.7827]])
     out = np.empty_like(x)
     _apply_exp(x, out)
-    assert _ulps(out, np.exp(x)).max() <= 1.0
+    exact = np.exp(x.astype(np.longdouble)).astype(np.float64)  # numpy 1.26's exp: 2 ulps off
+    assert _ulps(out, exact).max() <= 1.0
     edge = np.array([-800.0, -np.inf, 710.0, np.inf, np.nan])
     _apply_exp(edge, out[:5])
     assert out[0] == 0.0 and out[1] == 0.0 and out[2] == np.inf and out[3] == np.inf

@@ -49,7 +49,7 @@ COMMANDS = {**USER_COMMANDS, **WORKFLOW_COMMANDS}
 """Command names, in the order ``--help`` lists them, with their help lines; each is the
 module of that name."""
 
-WORKFLOW_EXTRA = ("pandas", "seaborn", "yaml", "snakemake", "matplotlib")
+WORKFLOW_EXTRA = ("pandas", "seaborn", "yaml", "snakemake", "matplotlib", "jsonschema")
 """Modules of the reproduction's dependencies (``pip install 'crfsdca[workflow]'``)."""
 
 

@@ -9,13 +9,21 @@ both formats) on a tiny data set, so that numba's cache holds every kernel those
 call. The wheel build runs them in the package it ships (see ``setup.py``), and
 ``crfsdca precompile`` runs them where a user wants them: a container image, the workers
 of a cluster, a read-only install with ``NUMBA_CACHE_DIR`` set.
+
+``--level`` then compiles every kernel in numba's cache again for standard
+microarchitecture levels (:mod:`crfsdca.runtime.cpu_levels`), each in a process whose
+numba targets that level (``NUMBA_CPU_NAME``, an empty ``NUMBA_CPU_FEATURES``): compiled,
+never run, so that the build machine need not run a level's instructions. Other
+processors load them (:mod:`crfsdca.runtime.level_cache`).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import os
+import pkgutil
 import subprocess
 import sys
 import tempfile
@@ -160,20 +168,94 @@ def precompile(jobs: int = 1, only: list[str] | None = None, log=print) -> float
     return time.perf_counter() - t0
 
 
+NO_KERNELS = ("cli", "reproduction", "__main__")
+"""Subpackages and modules of crfsdca that define no kernel (the reproduction's need its
+extra; ``__main__`` runs the command line): :func:`compile_cached` imports the others."""
+
+
+def compile_cached() -> int:
+    """Compile, for this process's numba target, every signature that numba's cache holds
+    of each of the package's kernels (those compiled for another processor or level); a
+    kernel of this target in the cache loads instead. Returns the signatures."""
+    # loaded when the command runs, not for its --help (numba)
+    from numba.core.dispatcher import Dispatcher
+
+    package = Path(__file__).resolve().parents[1]
+    count = 0
+    for info in pkgutil.walk_packages([str(package)], f"{package.name}."):
+        if info.name.split(".")[1] in NO_KERNELS:
+            continue
+        module = importlib.import_module(info.name)
+        for kernel in vars(module).values():
+            if not (isinstance(kernel, Dispatcher) and kernel.py_func.__module__ == info.name
+                    and hasattr(kernel._cache, "_cache_file")):
+                continue
+            for sig in {key[0] for key in kernel._cache._cache_file._load_index()}:
+                kernel.compile(sig)
+                count += 1
+    return count
+
+
+def compile_levels(levels: list[str], jobs: int = 1, log=print) -> float:
+    """:func:`compile_cached` for each of ``levels``, each in a process whose numba targets
+    it, ``jobs`` at a time (then once more each, alone, for what concurrent writes to one
+    cache index lost); returns the seconds taken."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES")}
+    command = [sys.executable, "-m", "crfsdca", "precompile", "--compile-cached"]
+
+    def run(at_once: int) -> None:
+        for i in range(0, len(levels), at_once):
+            running = [(level, subprocess.Popen(
+                command, env=dict(env, NUMBA_CPU_NAME=level, NUMBA_CPU_FEATURES=""),
+                stdout=subprocess.DEVNULL)) for level in levels[i:i + at_once]]
+            for level, proc in running:
+                if proc.wait() != 0:
+                    raise RuntimeError(f"compiling for {level} exited {proc.returncode}")
+
+    t0 = time.perf_counter()
+    run(jobs)
+    if jobs > 1 and len(levels) > 1:
+        run(1)
+    log(f"{' '.join(levels)}: {time.perf_counter() - t0:6.1f} s")
+    return time.perf_counter() - t0
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
                    help="workloads compiled in N processes at a time (default 1)")
     p.add_argument("--only", action="append", metavar="NAME",
                    help="this workload only (an algorithm, or 'command-line'); repeatable")
+    p.add_argument("--level", action="append", metavar="LEVEL",
+                   help="then every kernel compiled for this microarchitecture level too "
+                        "(x86-64-v2, x86-64-v3, x86-64-v4, aarch64's generic; 'all': "
+                        "those of this machine's architecture); repeatable")
+    p.add_argument("--compile-cached", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("-q", "--quiet", action="store_true", help="no line per workload")
 
 
+def _levels(names: list[str]) -> list[str]:
+    """The levels named (``all``: those of this machine's architecture)."""
+    # loaded when the command runs, not for its --help (llvmlite comes with numba)
+    import llvmlite.binding as ll
+
+    from ..runtime.cpu_levels import named
+
+    return named(names, ll.get_process_triple())
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.compile_cached:
+        compile_cached()
+        return 0
     if args.jobs < 1:
         raise ConfigError(f"--jobs must be at least 1, not {args.jobs}")
+    say = (lambda _msg: None) if args.quiet else log
     try:
-        seconds = precompile(jobs=args.jobs, only=args.only,
-                             log=(lambda _msg: None) if args.quiet else log)
+        levels = _levels(args.level or [])
+        seconds = precompile(jobs=args.jobs, only=args.only, log=say)
+        if levels:
+            seconds += compile_levels(levels, jobs=args.jobs, log=say)
     except (ValueError, RuntimeError) as e:
         raise ConfigError(str(e)) from None
     if not args.quiet:
