@@ -230,3 +230,32 @@ def test_lbfgs_s_estimate_counts_the_feature_set_it_works_on(problem):
     built = make_solver("lbfgs", masked, memory=4).memory_bytes()
     resolved = spec("lbfgs").options.resolve({"memory": 4})
     assert spec("lbfgs").configure(resolved).state_bytes(sizes) == built
+
+
+def test_the_default_fit_shrinks_its_store_to_fit_and_says_so(monkeypatch):
+    """Where SDCA's float64 marginal store would not fit but a float32 one would, a fit
+    that left store_dtype to the estimator trains in float32 with one warning; one that
+    asked for float64 is refused, as before."""
+    from crfsdca import CRF
+    from crfsdca.cli.precompile import tiny_data
+    from crfsdca.data.items import Vocabulary, encode
+    from crfsdca.errors import ResourceError
+    from crfsdca.training.learn import make_problem, solver_config
+
+    X, y = tiny_data(50)
+    labels = sorted({t for s in y for t in s})
+    seq = encode(X, y, Vocabulary(), Vocabulary(), grow=True).seq
+    sizes = memory.DataSizes.of_problem(make_problem(
+        seq, int(seq.attr_indices.max()) + 1, len(labels), labels, 0.1, radii=False))
+    wide = solver_config("sdca", {}).train_bytes(sizes)
+    narrow = solver_config("sdca", {"store_dtype": "float32"}).train_bytes(sizes)
+    assert narrow < wide
+    monkeypatch.setattr(memory, "available", lambda: ((wide + narrow) // 2, "test limit"))
+    with pytest.warns(RuntimeWarning, match="store_dtype='float32' so that the state fits"):
+        crf = CRF(c2=0.1, max_iterations=2).fit(X, y)
+    assert crf.training_log_.method["store_dtype"] == "float32"
+    with pytest.raises(ResourceError, match="more than the"):
+        CRF(c2=0.1, max_iterations=2, store_dtype="float64").fit(X, y)
+    monkeypatch.setattr(memory, "available", lambda: (narrow // 2, "test limit"))
+    with pytest.raises(ResourceError, match="more than the"):
+        CRF(c2=0.1, max_iterations=2).fit(X, y)

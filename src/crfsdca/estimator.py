@@ -485,7 +485,8 @@ class CRF(BaseEstimator):
                         epsilon=None if own_epsilon else
                         DEFAULT_EPSILON if self.epsilon is None else self.epsilon,
                         max_seconds=self.max_seconds, verbose=bool(self.verbose),
-                        stream=stream, start=start, threads=int(self.threads))
+                        stream=stream, start=start, threads=int(self.threads),
+                        shrink_to_fit=("store_dtype",) if self.store_dtype is None else ())
         if learned.status == "interrupted":
             print("training interrupted: keeping the last weights", file=sys.stderr)
         model_options = {"algorithm": algorithm, "c1": c1, "c2": c2,

@@ -222,6 +222,13 @@ def gib(n: float) -> str:
     return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / MIB:.0f} MiB"
 
 
+def fits(needed: int) -> bool:
+    """Whether ``needed`` bytes fit in what this process may still allocate (True where
+    nothing is known)."""
+    room, _ = available()
+    return room is None or needed <= room
+
+
 def check(needed: int, what: str, way_out: str, parts: dict[str, int] | None = None) -> None:
     """Raise ResourceError if ``needed`` bytes exceed what is available, naming ``what``
     needs it, its largest ``parts``, the limit and ``way_out``."""

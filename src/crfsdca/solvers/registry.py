@@ -458,6 +458,15 @@ class SolverConfig:
         """The memory of a ``train`` job: process, dataset, and :meth:`train_bytes`."""
         return memory.BASE_JOB_BYTES + memory.dataset_bytes(sizes) + self.train_bytes(sizes)
 
+    def shrunk(self, names) -> SolverConfig:
+        """This configuration with the ``shrink`` values of its options among ``names``
+        (those that have one: ``store_dtype="float32"``), the state smaller for the same
+        problem; itself where nothing changes."""
+        changes = {w.option: w.value for w in self.spec.shrink
+                   if w.option in names and w.value is not None
+                   and self.options.get(w.option) != w.value}
+        return self.spec.configure({**self.options, **changes}) if changes else self
+
     def build(self, problem, seed: int = 0, threads: int = 1, start=None):
         """The solver on ``problem``; ``start`` is what it continues from (a dual state's
         marginals or a weight vector, as ``continues_from`` says)."""

@@ -168,7 +168,7 @@ class Learned:
 def learn(problem: Problem, config: SolverConfig, seed: int = 0,
           epochs: float | None = None, epsilon: float | None = None,
           max_seconds: float | None = None, verbose: bool = False, stream=None,
-          start=None, threads: int = 1) -> Learned:
+          start=None, threads: int = 1, shrink_to_fit: tuple = ()) -> Learned:
     """Train the solver of ``config`` on ``problem`` until ``epsilon``, ``epochs`` or
     ``max_seconds`` (:func:`crfsdca.training.run.run_solver`, a line per epoch when
     ``verbose``).
@@ -179,6 +179,8 @@ def learn(problem: Problem, config: SolverConfig, seed: int = 0,
     ``interrupted``). The log has a row at the start and one per epoch; none is scheduled
     within the first (the reproduction's traces have such rows; each costs a pass over
     the data), though a stop there (convergence, a time limit, Ctrl-C) writes its row.
+    ``shrink_to_fit``: the options the user left to the fit, which may shrink the state
+    where it would not fit in memory (:func:`~crfsdca.training.run.run_solver`).
     """
     stream = stream if stream is not None else sys.stderr
     say = (lambda msg: print(msg, file=stream, flush=True)) if verbose else None
@@ -200,7 +202,8 @@ def learn(problem: Problem, config: SolverConfig, seed: int = 0,
                       evaluate_test=problem.test is not None,
                       progress=Progress(stream, verbose, style="lines", n=problem.n),
                       say=say, what=f"training {algorithm}", hints="param",
-                      certify=config.spec.converges, early=())
+                      certify=config.spec.converges, early=(),
+                      shrink_to_fit=shrink_to_fit)
     solver, result = done.solver, done.result
     if result.status == "diverged":
         last = result.rows[-1]["primal"] if result.rows else float("nan")

@@ -14,6 +14,7 @@ import logging
 import math
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 
 from ..errors import ConfigError, ResourceError, Terminated
@@ -105,17 +106,14 @@ def log_row(row: dict, n: int) -> dict:
 
 
 def _sound(row: dict, has_dual: bool) -> bool:
-    """Whether a row's objective values can be true: P(w) is finite and not negative (a
-    sum of log-losses and norms), the dual finite and, by weak duality, not above P beyond
-    rounding. A row that fails holds no digit of information (overflow, or the
-    cancellation of scores far beyond 1 / machine epsilon): the run has diverged."""
+    """Whether a row's objective values can be true: P(w) finite and not negative (a sum
+    of log-losses and norms), the dual finite. A row that fails holds no digit of
+    information (overflow, or the cancellation of scores far beyond 1 / machine epsilon):
+    the run has diverged. (A dual above P by rounding is not a failure: a float32 store's
+    gap goes slightly negative near the optimum.)"""
     primal = row["primal"]
-    if not (math.isfinite(primal) and primal >= 0):
-        return False
-    if not has_dual:
-        return True
-    dual = row["dual"]
-    return math.isfinite(dual) and dual <= primal + 1e-6 * abs(primal) + 1e-300
+    return math.isfinite(primal) and primal >= 0 and (not has_dual
+                                                      or math.isfinite(row["dual"]))
 
 
 class _Diverged(Exception):
@@ -305,7 +303,7 @@ def run_solver(problem, config: SolverConfig, *, epochs: float, seed: int = 0,
                relative: bool = False, evaluate_test: bool = True,
                progress: Progress | None = None, say=None, what: str | None = None,
                hints: str = "flag", certify: bool = False,
-               early: tuple = EARLY_CHECKPOINTS) -> Run:
+               early: tuple = EARLY_CHECKPOINTS, shrink_to_fit: tuple = ()) -> Run:
     """The one way into a training run (the ``train`` command, ``learn`` and the estimator).
 
     ``config`` is the solver with its options, resolved once by the caller
@@ -316,10 +314,23 @@ def run_solver(problem, config: SolverConfig, *, epochs: float, seed: int = 0,
     :meth:`~crfsdca.solvers.registry.SolverConfig.build`) and trains it with :func:`train`.
     With ``certify`` (and always with ``tol`` and ``relative``) the monitor adds the
     gradient certificate of the solvers without a dual, so that every solver stops on a
-    certified bound and reports one. ``early``: as for :func:`train`.
+    certified bound and reports one. ``early``: as for :func:`train`. ``shrink_to_fit``
+    names options the caller left to the run (``store_dtype``): where the state would not
+    fit in memory, they take their ``shrink`` value if that makes it fit, and the run says
+    so (a warning) rather than refusing.
     """
     threads = check_threads(threads)
     sizes = memory.DataSizes.of_problem(problem)
+    smaller = config.shrunk(shrink_to_fit)
+    if smaller is not config and not memory.fits(config.train_bytes(sizes)) \
+            and memory.fits(smaller.train_bytes(sizes)):
+        changed = ", ".join(f"{k}={v!r}" for k, v in smaller.options.items()
+                            if config.options[k] != v)
+        warnings.warn(f"{what or config.name}: {changed} so that the state fits in memory "
+                      f"({memory.gib(smaller.train_bytes(sizes))} instead of "
+                      f"{memory.gib(config.train_bytes(sizes))})", RuntimeWarning,
+                      stacklevel=2)
+        config = smaller
     parts = config.state_bytes(sizes)
     what = what or config.name
     if say is not None:
