@@ -27,10 +27,14 @@ def random_split(rng, n, max_len, K, A, max_attrs=3, min_len=1, real=False) -> S
 
 
 def _attributes(seq: Sequences, tok: int):
-    """(attribute, value) pairs of a token."""
+    """(attribute, value) pairs of a token (its sparse entries, then its row of the dense
+    block, column d being attribute ``seq.dense_attr[d]``)."""
     lo, hi = seq.attr_indptr[tok], seq.attr_indptr[tok + 1]
     values = np.ones(hi - lo) if seq.binary else seq.attr_values[lo:hi]
-    return zip(seq.attr_indices[lo:hi], values, strict=True)
+    pairs = list(zip(seq.attr_indices[lo:hi], values, strict=True))
+    if seq.n_dense:
+        pairs += list(zip(seq.dense_attr, seq.dense[tok], strict=True))
+    return pairs
 
 
 def features(seq: Sequences, i: int, y, A: int, K: int) -> np.ndarray:

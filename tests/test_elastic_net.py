@@ -219,7 +219,8 @@ def _one_sequence_rows(rows: np.ndarray):
 
     none = np.zeros(0, dtype=np.int32)
     return SequenceIndex(np.zeros(2, dtype=np.int64), none, np.zeros(2, dtype=np.int64), none,
-                         np.zeros(0), np.zeros(0), np.array([0, len(rows)], dtype=np.int64),
+                         np.zeros(0), np.zeros(0), np.zeros((0, 0)), none, none,
+                         np.array([0, len(rows)], dtype=np.int64),
                          rows.astype(np.int32), none)
 
 

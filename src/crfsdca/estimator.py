@@ -453,6 +453,10 @@ class CRF(BaseEstimator):
             zero_entries = zero_entries + [0, kept.n_tokens]
         A, K = len(attributes), len(labels)
         sampled, train = train, fit_weights(train, labels.strings(), self.class_weight)
+        if train.n_dense and self.save_dual:
+            raise ConfigError("save_dual: a dual file does not hold array attributes (a "
+                              "dense block); continue such a fit in the same process "
+                              "(warm_start, partial_fit) or with algorithm 'lbfgs'")
         phases = {"encode": lap()}
         check_values(train, attributes)
         if (why := scale_problem(c2, feature_mass(train), config)) is not None:

@@ -8,7 +8,10 @@ tests):
   list or set gives ``name:`` followed by each of its attributes;
 - a list, tuple or set of strings: one attribute of weight 1 per string;
 - a list of ``(name, value)`` pairs (an extension: what CRFsuite's data files hold), which
-  may be mixed with plain strings.
+  may be mixed with plain strings;
+- in a dict, a numpy array of shape (d,) under ``name`` (an extension: vector attributes)
+  gives the d attributes ``name[0]``, ..., ``name[d-1]`` with its values as weights; a
+  corpus's arrays are encoded as a dense block (:mod:`crfsdca.data.dense`).
 
 An attribute given twice in one item adds its weights, as CRFsuite's scores do. Labels and
 attributes get ids in order of first occurrence in the training data, as CRFsuite has them;
@@ -28,6 +31,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .dense import array_attributes, has_arrays, take_arrays
 from .sequences import Sequences, make_sequences
 
 
@@ -61,6 +65,8 @@ def item_attributes(item, prefix: str = "") -> list[tuple[str, float]]:
                 out.append((f"{name}:{value.decode('utf-8')}", 1.0))
             elif isinstance(value, (Mapping, list, set, tuple, frozenset)):
                 out.extend(item_attributes(value, name + ":"))
+            elif isinstance(value, np.ndarray):
+                out.extend(array_attributes(name, value))
             else:
                 out.append((name, _weight(value, name)))
     elif isinstance(item, (list, tuple, set, frozenset)):
@@ -128,7 +134,9 @@ def encode(X, y, attributes: Vocabulary, labels: Vocabulary, grow: bool,
     attributes are dropped (tagging) and an unseen label is an error, unless
     ``grow_labels`` (evaluation: a label the model lacks gets an id after the model's).
     Within a token, ids are sorted and unique (weights of repeats added); entries of weight
-    0 are dropped (they add nothing to any score).
+    0 are dropped (they add nothing to any score). Array values (vector attributes) become
+    the split's dense block, its columns named ``name[j]``: new ones get ids after the
+    corpus's other attributes with ``grow``; otherwise unknown columns are dropped.
     """
     with _no_cyclic_gc():
         return _encode(X, y, attributes, labels, grow, grow_labels, digests)
@@ -186,6 +194,10 @@ def _encode(X, y, attributes, labels, grow, grow_labels, digests) -> Encoded:
     lab = (np.asarray(label_ids, dtype=np.int32) if y is not None
            else np.zeros(n_tokens, dtype=np.int32))
     entries = _corpus_entries(X, attributes.ids, grow)
+    block = None
+    if entries is None and has_arrays(X):  # (an array is unhashable: the fast path declines)
+        X, block = take_arrays(X)  # the items without their arrays
+        entries = _corpus_entries(X, attributes.ids, grow)
     if entries is None:  # items of other kinds, or a name the item-by-item path reports
         entries = _item_entries(X, attributes.ids, grow)
     attr_ids, weights, counts = entries
@@ -196,11 +208,41 @@ def _encode(X, y, attributes, labels, grow, grow_labels, digests) -> Encoded:
     from .token_csr import token_csr  # numba: not for a reader of labels (crfsdca tag)
 
     indptr, indices, values, zeros = token_csr(counts, attr_ids, weights)
+    dense, columns = (None, None) if block is None else _dense_columns(
+        block, attributes.ids, grow, indices)
     digest_list = [] if not digests else [  # every item is known good by now
         sequence_digest([item_attributes(item) for item in xseq],
                         label_seqs[i] if y is not None else [""] * len(xseq))
         for i, xseq in enumerate(X)]
-    return Encoded(make_sequences(offsets, lab, indptr, indices, values), digest_list, zeros)
+    if block is not None and digests:  # the arrays, taken out of X, count too
+        digest_list = [_with_rows(d, block.values[offsets[i]:offsets[i + 1]])
+                       for i, d in enumerate(digest_list)]
+    return Encoded(make_sequences(offsets, lab, indptr, indices, values, None, dense,
+                                  columns), digest_list, zeros)
+
+
+def _dense_columns(block, ids: dict[str, int], grow: bool, indices: np.ndarray):
+    """(matrix, attribute ids) of the dense block's columns: with ``grow``, new names get
+    the next ids; otherwise the columns the vocabulary lacks are dropped. ValueError for
+    a column whose name is also a sparse attribute of the corpus."""
+    names = block.columns()
+    found = np.array(_look_up(names, ids, grow), dtype=np.int64)
+    keep = found >= 0
+    sparse = np.zeros(len(ids), dtype=bool)
+    sparse[indices] = True
+    both = np.flatnonzero(keep & sparse[np.maximum(found, 0)])
+    if len(both):
+        name = names[int(both[0])]
+        raise ValueError(f"attribute {name!r} is both a value of an array attribute and an "
+                         "attribute of its own: rename one of them")
+    if not keep.any():
+        return None, None
+    return (block.values if keep.all() else block.values[:, keep]), found[keep]
+
+
+def _with_rows(digest: bytes, rows: np.ndarray) -> bytes:
+    """A sequence's digest extended by its rows of the dense block."""
+    return hashlib.blake2b(digest + rows.tobytes(), digest_size=16).digest()
 
 
 def _item_entries(X: list, ids: dict[str, int], grow: bool):

@@ -11,7 +11,9 @@ y_i, to the least frequent label of y_i (ties: smallest id). F counts, for a lab
 
 With m[a, k] the emission counts of y_i and n[a] = sum_k m[a, k] (those of y' are n[a] in
 column c), the emission part is sum m^2 - sum_a m[a, c]^2 + sum_a (m[a, c] - n[a])^2, and
-similarly for the bias and transition blocks. Everything is vectorized over the whole split.
+similarly for the bias and transition blocks. Everything is vectorized over the whole split
+but the rows of a dense block (its columns are attributes of their own, each token's
+value in m and n), summed a sequence at a time.
 The radii ignore a feature mask (:mod:`crfsdca.model.features`): for a restricted model they
 are upper bounds, which is what importance sampling and the theoretical step need.
 """
@@ -47,6 +49,21 @@ def constant_labels(seq: Sequences, n_labels: int) -> np.ndarray:
     return np.argmin(counts, axis=1).astype(np.int64)
 
 
+def _dense_emission(seq: Sequences, y: np.ndarray, c: np.ndarray, K: int) -> np.ndarray:
+    """The dense block's share of the emission part of every R_i: with m = Y^T X (K x D,
+    Y the one-hot gold labels) and n = the column sums of X, sum m^2 - sum m[c]^2 +
+    sum (m[c] - n)^2."""
+    out = np.empty(seq.n_sequences)
+    eye = np.eye(K)
+    for i in range(seq.n_sequences):
+        a, b = seq.offsets[i], seq.offsets[i + 1]
+        X = seq.dense[a:b]
+        m = eye[y[a:b]].T @ X
+        mc = m[c[i]]
+        out[i] = (m * m).sum() - mc @ mc + ((mc - X.sum(axis=0)) ** 2).sum()
+    return out
+
+
 def squared_radii(seq: Sequences, n_labels: int, n_attributes: int) -> np.ndarray:
     """R_i = ||F(x_i, y_i) - F(x_i, y'_i)||^2 for every sequence of ``seq`` (float64, n)."""
     n, K, A = seq.n_sequences, int(n_labels), max(int(n_attributes), 1)
@@ -72,6 +89,8 @@ def squared_radii(seq: Sequences, n_labels: int, n_attributes: int) -> np.ndarra
     n_of = n_a[np.searchsorted(u_sa, u_sak[at_c] // K)]
     cross = np.bincount(g_sak[at_c], weights=(m[at_c] * n_of).astype(np.float64), minlength=n)
     emission = sum_m2 + sum_n2 - 2.0 * cross
+    if seq.n_dense:
+        emission += _dense_emission(seq, y, c, K)
 
     # --- bias column 0 (all tokens): counts of each label vs T tokens of label c
     _, _, _, sum_c2 = _grouped_square_sums(seq_of_tok * K + y, lambda u: u // K, n)

@@ -13,7 +13,11 @@ A split of n sequences and N tokens is four arrays:
   treat without reading an array;
 - ``weights`` (float64, n, or empty): the weight c_i of each sequence in the objective
   sum_i c_i NLL_i (scikit-learn's ``sample_weight``, CRFsuite's ``@weight``); empty means
-  every weight is 1, which the kernels treat without reading an array.
+  every weight is 1, which the kernels treat without reading an array;
+- ``dense`` (float64, N x D, C order; 0 x 0 when there is none) and ``dense_attr`` (int32,
+  D): the dense block of vector attributes (:mod:`crfsdca.data.dense`), the value of
+  column d at every token, column d being attribute ``dense_attr[d]``; an attribute is
+  never both a column and a sparse entry.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ class Sequences(NamedTuple):
     attr_indices: np.ndarray
     attr_values: np.ndarray
     weights: np.ndarray = np.zeros(0)
+    dense: np.ndarray = np.zeros((0, 0))
+    dense_attr: np.ndarray = np.zeros(0, dtype=np.int32)
 
     @property
     def n_sequences(self) -> int:
@@ -62,19 +68,27 @@ class Sequences(NamedTuple):
         """The weight of every sequence (ones when unweighted)."""
         return self.weights if self.weighted else np.ones(self.n_sequences)
 
+    @property
+    def n_dense(self) -> int:
+        """D, the columns of the dense block (0: none)."""
+        return len(self.dense_attr)
+
 
 NO_VALUES = np.zeros(0)
 """The values array of binary attributes."""
 NO_WEIGHTS = Sequences._field_defaults["weights"]
 """The weights array of unweighted sequences (every weight 1)."""
+NO_DENSE = Sequences._field_defaults["dense"]
+NO_DENSE_ATTR = Sequences._field_defaults["dense_attr"]
+"""The dense block of a split without one."""
 
 
 def make_sequences(offsets, labels, attr_indptr, attr_indices, attr_values=None,
-                   weights=None) -> Sequences:
+                   weights=None, dense=None, dense_attr=None) -> Sequences:
     """Build a :class:`Sequences` with canonical dtypes and C-contiguous arrays, checking shapes.
 
     ``attr_values`` None (or all ones) gives binary attributes; ``weights`` None (or all
-    ones) unweighted sequences.
+    ones) unweighted sequences; ``dense`` None (or no column) no dense block.
     """
     values = NO_VALUES if attr_values is None else np.ascontiguousarray(attr_values,
                                                                        dtype=np.float64)
@@ -84,6 +98,10 @@ def make_sequences(offsets, labels, attr_indptr, attr_indices, attr_values=None,
                                                                           dtype=np.float64)
     if len(seq_weights) and np.all(seq_weights == 1.0):
         seq_weights = NO_WEIGHTS
+    block, columns = NO_DENSE, NO_DENSE_ATTR
+    if dense is not None and np.shape(dense)[1:] != (0,):
+        block = np.ascontiguousarray(dense, dtype=np.float64)
+        columns = np.ascontiguousarray(dense_attr, dtype=np.int32)
     seq = Sequences(
         np.ascontiguousarray(offsets, dtype=np.int64),
         np.ascontiguousarray(labels, dtype=np.int32),
@@ -91,6 +109,8 @@ def make_sequences(offsets, labels, attr_indptr, attr_indices, attr_values=None,
         np.ascontiguousarray(attr_indices, dtype=np.int32),
         values,
         seq_weights,
+        block,
+        columns,
     )
     validate_sequences(seq)
     return seq
@@ -118,6 +138,8 @@ def validate_sequences(seq: Sequences, n_labels: int | None = None,
         raise ValueError("attribute values must be finite numbers")
     if len(seq.weights):
         check_sequence_weights(seq.weights, len(off) - 1, "weights", any_positive=False)
+    if seq.n_dense:
+        _validate_dense(seq, n_attributes)
     if len(lab) and lab.min() < 0:
         raise ValueError("labels must be non-negative")
     if n_labels is not None and len(lab) and lab.max() >= n_labels:
@@ -126,6 +148,23 @@ def validate_sequences(seq: Sequences, n_labels: int | None = None,
         raise ValueError("attribute ids must be non-negative")
     if n_attributes is not None and len(idx) and idx.max() >= n_attributes:
         raise ValueError(f"attribute id {idx.max()} out of range for A = {n_attributes}")
+
+
+def _validate_dense(seq: Sequences, n_attributes: int | None) -> None:
+    """Raise ValueError if the dense block does not fit the split (see the module)."""
+    D, cols = seq.n_dense, seq.dense_attr
+    if seq.dense.shape != (len(seq.labels), D):
+        raise ValueError(f"dense has shape {seq.dense.shape}, expected ({len(seq.labels)}, "
+                         f"{D}): a row per token, a column per entry of dense_attr")
+    if cols.min() < 0 or (n_attributes is not None and cols.max() >= n_attributes):
+        raise ValueError("dense_attr holds an attribute id out of range")
+    dense = np.zeros(int(max(cols.max(), seq.attr_indices.max(initial=-1))) + 1, dtype=bool)
+    dense[cols] = True
+    if len(np.unique(cols)) != D or np.any(dense[seq.attr_indices]):
+        raise ValueError("an attribute is twice a dense column, or both a dense column and "
+                         "a sparse entry")
+    if not np.all(np.isfinite(seq.dense)):
+        raise ValueError("dense values must be finite numbers")
 
 
 def check_sequence_weights(weights, n: int, name: str = "sample_weight",
@@ -167,4 +206,5 @@ def subset_sequences(seq: Sequences, stop: int) -> Sequences:
     return make_sequences(seq.offsets[: stop + 1], seq.labels[:n_tok],
                           seq.attr_indptr[: n_tok + 1], seq.attr_indices[:nnz],
                           None if seq.binary else seq.attr_values[:nnz],
-                          seq.weights[:stop] if seq.weighted else None)
+                          seq.weights[:stop] if seq.weighted else None,
+                          seq.dense[:n_tok] if seq.n_dense else None, seq.dense_attr)

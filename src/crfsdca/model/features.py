@@ -29,7 +29,8 @@ def crfsuite_mask(train: Sequences, n_attributes: int, n_labels: int,
     (attribute, token) pairs: CRFsuite makes a feature of those too, whose weight moves
     wherever a occurs elsewhere), or every pair with ``possible_states``;
     transition (y, y') iff it occurs in training, or all with ``possible_transitions``;
-    the bias block (every token, first, last) only with ``bias``."""
+    the bias block (every token, first, last) only with ``bias``; every (column, label)
+    pair of a dense block (:mod:`crfsdca.data.dense`: its weights are one dense matrix)."""
     layout = WeightLayout(n_attributes, n_labels)
     mask = np.zeros(layout.dim, dtype=np.uint8)
     E = layout.emission(mask)
@@ -41,6 +42,7 @@ def crfsuite_mask(train: Sequences, n_attributes: int, n_labels: int,
         E[train.attr_indices[nonzero], train.labels[tok][nonzero]] = 1
         if zero_entries is not None and len(zero_entries):
             E[zero_entries[:, 0], train.labels[zero_entries[:, 1]]] = 1
+    E[train.dense_attr] = 1
     if bias:
         layout.bias(mask)[:] = 1
     W = layout.transition(mask)

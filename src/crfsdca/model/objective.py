@@ -36,7 +36,13 @@ from .oracle import (
     unary_scores,
     viterbi,
 )
-from .stats import add_label_stats, add_marginal_stats, apply_mask
+from .stats import (
+    add_dense_label_stats,
+    add_dense_marginal_stats,
+    add_label_stats,
+    add_marginal_stats,
+    apply_mask,
+)
 
 
 def store_sizes(seq: Sequences, n_labels: int) -> tuple[int, int]:
@@ -88,6 +94,7 @@ def _primal_pass(w, n_attr, K, seq, grad, want_grad, ws, bounds, first, stride):
     written and read back: 1.2-1.35x faster passes on CONLL and POS)."""
     ow = transition_offset(n_attr, K)
     tmax = transition_potentials(w, ow, K, ws.trans)
+    dense = len(seq.dense_attr) > 0
     loss = 0.0
     for c in range(first, len(bounds) - 1, stride):
         for i in range(bounds[c], bounds[c + 1]):
@@ -100,6 +107,9 @@ def _primal_pass(w, n_attr, K, seq, grad, want_grad, ws, bounds, first, stride):
                 add_marginal_stats(grad, weight, ws.unary, 0, ws.pair, 0, T, K, n_attr, seq,
                                    i, min(T - 1, 1))
                 add_label_stats(grad, -weight, K, n_attr, seq, i)
+                if dense:
+                    add_dense_marginal_stats(grad, weight, ws.unary, 0, T, K, seq, i)
+                    add_dense_label_stats(grad, -weight, K, seq, i)
             else:
                 logz = forward_logz(ws, T, K, tmax, w, ow)
             loss += weight * (logz - labeling_score(ws.scores, T, K, w, n_attr, seq.labels,
@@ -241,12 +251,16 @@ def primal_and_gradient(w, seq: Sequences, n_attr: int, n_labels: int, lam: floa
 def _weights_from_marginals(mu_unary, mu_pair, n_attr, K, seq, scale, out):
     offsets = seq.offsets
     n = len(offsets) - 1
+    dense = len(seq.dense_attr) > 0
     for i in range(n):
         T = offsets[i + 1] - offsets[i]
         s = scale * sequence_weight(seq, i)
         add_label_stats(out, s, K, n_attr, seq, i)
         add_marginal_stats(out, -s, mu_unary, offsets[i] * K, mu_pair,
                            (offsets[i] - i) * K * K, T, K, n_attr, seq, i, T - 1)
+        if dense:
+            add_dense_label_stats(out, s, K, seq, i)
+            add_dense_marginal_stats(out, -s, mu_unary, offsets[i] * K, T, K, seq, i)
 
 
 def weights_from_marginals(mu_unary, mu_pair, seq: Sequences, n_attr: int, n_labels: int,
@@ -341,6 +355,9 @@ def _dirac_store(seq, K, c, mu_unary, mu_pair, ws, n_attr, scale, w_hat, entropi
             add_label_stats(w_hat, s, K, n_attr, seq, i)
             add_marginal_stats(w_hat, -s, mu_unary, u0, mu_pair, p0, T, K, n_attr, seq, i,
                                T - 1)
+            if len(seq.dense_attr) > 0:
+                add_dense_label_stats(w_hat, s, K, seq, i)
+                add_dense_marginal_stats(w_hat, -s, mu_unary, u0, T, K, seq, i)
 
 
 def dirac_marginals(seq: Sequences, n_labels: int, c: float = 10.0, dtype=np.float64):

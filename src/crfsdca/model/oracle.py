@@ -103,6 +103,40 @@ def _add_end_bias(bias, K, t, T, o):
             o[k] += bias[3 * k + 2]
 
 
+@njit(**NJIT)  # not inlined: the sparse path stays as compact as it was
+def _add_dense_scores(w, scale, K, seq, start, T, out):
+    """out[t*K + k] += scale sum_d x[start + t, d] E[a_d, k] for the T tokens from
+    ``start``, over the columns d of the dense block (attribute a_d =
+    ``seq.dense_attr[d]``): each token's row of the matrix against the block's rows of
+    the emission weights (which the scores' other attributes never share).
+
+    Four columns at a time, summed in pairs before they reach the score: a score that
+    took one column after another would wait D times for its own previous sum (a
+    floating-point addition's latency), the bound of a long sparse item too."""
+    cols = seq.dense_attr
+    D = len(cols)
+    for t in range(T):
+        x = seq.dense[start + t]
+        o = out[t * K:(t + 1) * K]
+        d = 0
+        while d + 4 <= D:
+            v0, v1 = scale * x[d], scale * x[d + 1]
+            v2, v3 = scale * x[d + 2], scale * x[d + 3]
+            w0 = w[cols[d] * K:cols[d] * K + K]
+            w1 = w[cols[d + 1] * K:cols[d + 1] * K + K]
+            w2 = w[cols[d + 2] * K:cols[d + 2] * K + K]
+            w3 = w[cols[d + 3] * K:cols[d + 3] * K + K]
+            for k in range(K):
+                o[k] += (v0 * w0[k] + v1 * w1[k]) + (v2 * w2[k] + v3 * w3[k])
+            d += 4
+        while d < D:
+            v = scale * x[d]
+            wa = w[cols[d] * K:cols[d] * K + K]
+            for k in range(K):
+                o[k] += v * wa[k]
+            d += 1
+
+
 @njit(inline="always", **NJIT)
 def _token_scores(w, scale, scaled, n_attr, K, seq, i, out):
     """The one loop of :func:`unary_scores` and :func:`scaled_unary_scores` (``scaled``, a
@@ -136,6 +170,8 @@ def _token_scores(w, scale, scaled, n_attr, K, seq, i, out):
             for k in range(K):
                 o[k] = scale * o[k] + bias[3 * k]
             _add_end_bias(bias, K, t, T, o)
+    if len(seq.dense_attr) > 0:  # the dense block last, its own rows of E
+        _add_dense_scores(w, scale, K, seq, start, T, out)
     return T
 
 

@@ -128,6 +128,9 @@ class Solver(ABC):
         if problem.train.weighted and not (caps and caps.supports_weights):
             raise ConfigError(f"{self.name} does not handle sequence weights (sample_weight, "
                               f"@weight): use {_able('supports_weights')}")
+        if problem.train.n_dense and not (caps and caps.supports_dense):
+            raise ConfigError(f"{self.name} does not read array attributes (a dense block): "
+                              f"use {_able('supports_dense')}")
         self.threads = check_threads(threads)
         if threads > 1 and not (caps and caps.supports_threads):
             raise ConfigError(f"{self.name} runs on one thread: use "

@@ -3,7 +3,9 @@
 Every dual method (SDCA, SAG, OEG) changes w only on the emission rows of the attributes
 present in the visited sequence. The index lists them once per sequence, and maps each
 (token, attribute) entry to its row in that list, so that the update of a sequence costs
-O(distinct attributes x K), not O(tokens x attributes x K).
+O(distinct attributes x K), not O(tokens x attributes x K). The columns of a dense block
+(:mod:`crfsdca.data.dense`) come first in every sequence's list, in their order: column d
+is row d of the sequence's rows.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ class SequenceIndex(NamedTuple):
     attr_indices: np.ndarray
     attr_values: np.ndarray  # empty for binary attributes
     weights: np.ndarray  # sequence weights, empty when every weight is 1
+    dense: np.ndarray  # N x D values of the dense block (0 x 0: none)
+    dense_attr: np.ndarray  # D: the attribute of each dense column
+    dense_rows: np.ndarray  # 0..D-1: the row of each dense column in a sequence's list
     uniq_ptr: np.ndarray  # n + 1: distinct attributes of i are uniq_attr[uniq_ptr[i]:...]
     uniq_attr: np.ndarray
     local: np.ndarray  # nnz: row of each (token, attribute) in its sequence's distinct list
@@ -33,8 +38,10 @@ class SequenceIndex(NamedTuple):
 
 
 @njit(**NJIT)
-def build_index(offsets, attr_indptr, attr_indices, n_attr, uniq_ptr, uniq_attr, local):
-    """Fill the distinct-attribute lists of every sequence; returns their total length."""
+def build_index(offsets, attr_indptr, attr_indices, n_attr, uniq_ptr, uniq_attr, local,
+                dense_attr):
+    """Fill the distinct-attribute lists of every sequence (the dense columns
+    ``dense_attr`` first); returns their total length."""
     n = len(offsets) - 1
     mark = np.full(n_attr, -1, dtype=np.int64)
     pos = np.zeros(n_attr, dtype=np.int64)
@@ -42,6 +49,9 @@ def build_index(offsets, attr_indptr, attr_indices, n_attr, uniq_ptr, uniq_attr,
     uniq_ptr[0] = 0
     for i in range(n):
         count = 0
+        for d in range(len(dense_attr)):
+            uniq_attr[total + count] = dense_attr[d]
+            count += 1
         for j in range(attr_indptr[offsets[i]], attr_indptr[offsets[i + 1]]):
             a = attr_indices[j]
             if mark[a] != i:
@@ -59,12 +69,14 @@ def sequence_index(seq, n_attributes: int) -> SequenceIndex:
     """The split plus per-sequence distinct attribute lists used by sparse updates."""
     n = seq.n_sequences
     uniq_ptr = np.zeros(n + 1, dtype=np.int64)
-    uniq_attr = np.zeros(seq.nnz, dtype=np.int32)
+    uniq_attr = np.zeros(seq.nnz + n * seq.n_dense, dtype=np.int32)
     local = np.zeros(seq.nnz, dtype=np.int32)
     total = build_index(seq.offsets, seq.attr_indptr, seq.attr_indices, n_attributes, uniq_ptr,
-                        uniq_attr, local)
+                        uniq_attr, local, seq.dense_attr)
     return SequenceIndex(seq.offsets, seq.labels, seq.attr_indptr, seq.attr_indices,
-                         seq.attr_values, seq.weights, uniq_ptr, uniq_attr[:total].copy(), local)
+                         seq.attr_values, seq.weights, seq.dense, seq.dense_attr,
+                         np.arange(seq.n_dense, dtype=np.int32), uniq_ptr,
+                         uniq_attr[:total].copy(), local)
 
 
 def max_distinct_attributes(index: SequenceIndex) -> int:

@@ -379,10 +379,11 @@ class SolverSpec:
     ``memory_bytes()`` reports them) from its resolved options and the data sizes,
     ``workspace`` the bytes of its other allocations; ``continues_from`` is what a run
     can continue from (``"dual"``: a saved dual state, ``"weights"``: a model's weights,
-    None: nothing); ``supports_l1``, ``supports_threads`` and ``supports_weights`` say
-    whether it handles an L1 term, runs on several threads and honours sequence weights
-    (``sample_weight``, CRFsuite's ``@weight``); ``shrink`` lists option values that make
-    its state smaller; ``offered`` solvers are the estimator's and ``learn``'s algorithms;
+    None: nothing); ``supports_l1``, ``supports_threads``, ``supports_weights`` and
+    ``supports_dense`` say whether it handles an L1 term, runs on several threads,
+    honours sequence weights (``sample_weight``, CRFsuite's ``@weight``) and reads a
+    dense block of vector attributes; ``shrink`` lists option values that make its state
+    smaller; ``offered`` solvers are the estimator's and ``learn``'s algorithms;
     ``default_epochs`` is their epoch budget when none is given (CRFsuite's default
     ``max_iterations`` for its online trainers; None: the learner's); ``radii`` says
     from its resolved options whether it needs the squared radii R_i of the sequences
@@ -402,6 +403,7 @@ class SolverSpec:
     supports_l1: bool = False
     supports_threads: bool = False
     supports_weights: bool = False
+    supports_dense: bool = False
     shrink: tuple[Shrink, ...] = ()
     offered: bool = True
     needs_l2: bool = True
@@ -501,8 +503,8 @@ _STORE_DTYPE_SHRINK = Shrink("store_dtype", "float32", "halves the stored margin
 SOLVERS: dict[str, SolverSpec] = {s.name: s for s in (
     SolverSpec("sdca", "SDCA", SDCA_OPTIONS, "crfsdca.solvers.sdca:SDCA", _sdca_state,
                base_option="sampler", continues_from="dual", supports_l1=True,
-               supports_threads=True, supports_weights=True, shrink=(_STORE_DTYPE_SHRINK,),
-               radii=_sdca_radii),
+               supports_threads=True, supports_weights=True, supports_dense=True,
+               shrink=(_STORE_DTYPE_SHRINK,), radii=_sdca_radii),
     SolverSpec("sag", "SAG", SAG_OPTIONS, "crfsdca.solvers.sag:SAGFamily", _sag_state,
                fixed={"variant": "sag"}, shrink=(_STORE_DTYPE_SHRINK,), offered=False),
     SolverSpec("sag-nus", "SAG-NUS", SAG_OPTIONS, "crfsdca.solvers.sag:SAGFamily",
@@ -513,7 +515,8 @@ SOLVERS: dict[str, SolverSpec] = {s.name: s for s in (
     SolverSpec("lbfgs", "L-BFGS", LBFGS_OPTIONS, "crfsdca.solvers.lbfgs:LBFGS", _lbfgs_state,
                workspace=full_batch_bytes, seeded=False, continues_from="weights",
                supports_l1=True, supports_threads=True, supports_weights=True,
-               needs_l2=False, shrink=(Shrink("memory", None, "shortens the history"),)),
+               supports_dense=True, needs_l2=False,
+               shrink=(Shrink("memory", None, "shortens the history"),)),
     SolverSpec("l2sgd", "L2SGD", L2SGD_OPTIONS, "crfsdca.solvers.l2sgd:L2SGD", _l2sgd_state,
                supports_weights=True, default_epochs=1000, converges=False),
     SolverSpec("ap", "AP", AP_OPTIONS, "crfsdca.solvers.online:AveragedPerceptron",

@@ -46,7 +46,7 @@ from ..model.oracle import (
     transition_potentials,
     unary_scores,
 )
-from ..model.stats import mask_direction
+from ..model.stats import add_dense_outer, mask_direction
 from ..runtime.jit import NJIT, NJIT_FAST, cycles, lock, prefetch_range, unlock
 from .sampling import draw, lane_sampler, record_gap
 from .sdca_linesearch import (
@@ -177,8 +177,9 @@ def _block_gap(mu_unary, u0, mu_pair, p0, scores, tw, ow, T, K, logz, entropy):
 def _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, scale, v_em, v_bias, v_trans,
                       sum_trans, mask, inner_products):
     """v = scale * E_delta[F(x_i, .)], restricted to the features of ``mask``, into the
-    sparse buffers; returns (<w, v>, ||v||^2) when ``inner_products``, else (0, 0)
-    without reading w (the elastic net's split computes <w, v> itself).
+    sparse buffers (the dense block's D x K rows sum x_t delta_t^T over the tokens);
+    returns (<w, v>, ||v||^2) when ``inner_products``, else (0, 0) without reading w (the
+    elastic net's split computes <w, v> itself).
 
     With ``sum_trans`` false, ``v_trans`` already holds delta summed over the edges.
     """
@@ -186,6 +187,7 @@ def _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, scale, v_em, v_b
     ua0 = idx.uniq_ptr[i]
     nu = idx.uniq_ptr[i + 1] - ua0
     real = len(idx.attr_values) > 0
+    D = len(idx.dense_attr)
     for j in range(nu * K):
         v_em[j] = 0.0
     for t in range(T):
@@ -201,6 +203,8 @@ def _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, scale, v_em, v_b
             else:
                 for k in range(K):
                     v_a[k] += d_t[k]
+    if D > 0:  # the dense columns: the sequence's first D rows (index.py)
+        add_dense_outer(v_em, 1.0, idx.dense_rows, idx.dense, start, d_unary, 0, T, K)
     for k in range(K):
         s = 0.0
         for t in range(T):

@@ -11,7 +11,8 @@ CRFsuite does. A pair seen only with weight 0 (sklearn-crfsuite's tutorial gives
 is not 0 at the optimum when the attribute occurs with other labels elsewhere. Weighted
 sequences count with their weight, as CRFsuite counts an instance's features with its
 ``@weight`` (a feature seen only in sequences of weight 0 has frequency 0 and is kept at
-``min_freq`` 0, as there).
+``min_freq`` 0, as there). A dense block's weights are all features, whatever
+``min_freq``.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ def crfsuite_feature_mask(train: Sequences, n_attributes: int, n_labels: int,
     freq = np.bincount(train.attr_indices.astype(np.int64) * K + labels[tok],
                        weights=values, minlength=A * K)
     mask[: A * K] &= freq >= min_freq
+    layout.emission(mask)[train.dense_attr] = 1
     inner = np.ones(train.n_tokens, dtype=bool)
     inner[train.offsets[1:] - 1] = False
     t = np.flatnonzero(inner)

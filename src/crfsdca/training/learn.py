@@ -66,8 +66,21 @@ entries); P(w) holds lambda/2 ||w||^2 <= (M / c2)^2 c2 / n."""
 
 def feature_mass(train) -> float:
     """M: the sum over every token of the magnitudes of its features (its attribute
-    values, one bias entry and, but for the last token of a sequence, one transition)."""
+    values, its row of the dense block, one bias entry and, but for the last token of a
+    sequence, one transition), each token's times its sequence's weight."""
+    if train.weighted:
+        seq_of_tok = np.repeat(np.arange(train.n_sequences), train.lengths())
+        per_token = np.diff(train.attr_indptr).astype(np.float64) if train.binary else \
+            np.add.reduceat(np.abs(np.append(train.attr_values, 0.0)),
+                            train.attr_indptr[:-1]) * (np.diff(train.attr_indptr) > 0)
+        if train.n_dense:
+            per_token = per_token + np.abs(train.dense).sum(axis=1)
+        per_seq = np.bincount(seq_of_tok, weights=per_token + 2.0,
+                              minlength=train.n_sequences) - 1.0
+        return float(train.weights @ per_seq)
     values = train.nnz if train.binary else np.abs(train.attr_values).sum()
+    if train.n_dense:
+        values += np.abs(train.dense).sum()
     return float(values) + 2.0 * train.n_tokens - train.n_sequences
 
 
@@ -86,6 +99,16 @@ def scale_problem(c2: float, mass: float, config: SolverConfig) -> str | None:
 def check_values(train, attributes) -> None:
     """Refuse attribute values beyond :data:`LARGEST_VALUE` in magnitude, naming the first
     such entry (sequence, item, and its name in the ``attributes`` vocabulary)."""
+    if train.n_dense:
+        big = np.flatnonzero(~(np.abs(train.dense) <= LARGEST_VALUE))
+        if len(big):
+            token, col = divmod(int(big[0]), train.n_dense)
+            i = int(np.searchsorted(train.offsets, token, side="right")) - 1
+            name = attributes.strings()[int(train.dense_attr[col])]
+            raise ValueError(f"sequence {i}, item {token - int(train.offsets[i])}, attribute "
+                             f"{name!r}: value {train.dense[token, col]:g} is too large (at "
+                             f"most {LARGEST_VALUE:g} in magnitude; scale the values to "
+                             "about 1)")
     if not train.nnz or train.binary:
         return
     values = train.attr_values

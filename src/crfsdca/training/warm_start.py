@@ -35,15 +35,16 @@ def dual_state(train: Sequences, digests: list[bytes], marginals, n_attributes: 
             "mu_pair": np.array(mu_pair, copy=True),
             "digests": np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(-1, 16),
             "n_attributes": n_attributes, "n_labels": n_labels, "c2": c2,
-            "weights": train.weights}
+            "weights": train.weights, "dense": train.dense, "dense_attr": train.dense_attr}
 
 
 def state_sequences(state: dict) -> Sequences:
     """The training sequences of a dual state, as a split."""
-    weights = state.get("weights")  # a dual file keeps none: every weight 1
+    weights = state.get("weights")  # a dual file keeps none: every weight 1, no dense block
     return make_sequences(state["offsets"], state["labels"], state["attr_indptr"],
                           state["attr_indices"], state["attr_values"],
-                          weights if weights is not None and len(weights) else None)
+                          weights if weights is not None and len(weights) else None,
+                          state.get("dense"), state.get("dense_attr"))
 
 
 def state_digests(state: dict) -> list[bytes]:
@@ -51,15 +52,25 @@ def state_digests(state: dict) -> list[bytes]:
 
 
 def concatenate(a: Sequences, b: Sequences) -> Sequences:
-    """Split ``a`` followed by split ``b``."""
+    """Split ``a`` followed by split ``b`` (a dense block over the union of their columns,
+    zeros where a split lacks one)."""
     weighted = a.weighted or b.weighted
+    columns = list(dict.fromkeys([*a.dense_attr.tolist(), *b.dense_attr.tolist()]))
+    dense = None
+    if columns:
+        dense = np.zeros((a.n_tokens + b.n_tokens, len(columns)))
+        where = {col: j for j, col in enumerate(columns)}
+        for part, lo in ((a, 0), (b, a.n_tokens)):
+            if part.n_dense:
+                cols = [where[col] for col in part.dense_attr.tolist()]
+                dense[lo:lo + part.n_tokens, cols] = part.dense
     return make_sequences(np.concatenate([a.offsets, a.offsets[-1] + b.offsets[1:]]),
                           np.concatenate([a.labels, b.labels]),
                           np.concatenate([a.attr_indptr, a.attr_indptr[-1] + b.attr_indptr[1:]]),
                           np.concatenate([a.attr_indices, b.attr_indices]),
                           np.concatenate([split_values(a), split_values(b)]),
                           np.concatenate([a.sequence_weights(), b.sequence_weights()])
-                          if weighted else None)
+                          if weighted else None, dense, columns or None)
 
 
 def initial_store(train: Sequences, digests: list[bytes], state: dict, n_labels: int,
