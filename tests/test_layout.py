@@ -21,7 +21,8 @@ import pytest
 
 from crfsdca.reproduction.sources import PACKAGE, ROOT, direct_imports
 
-FACE = {"estimator", "tagger", "metrics", "scorers", "model_file", "errors", "eli5_support"}
+FACE = {"estimator", "cv", "tagger", "metrics", "scorers", "model_file", "errors",
+        "eli5_support"}
 """The top-level modules: what users import (besides ``__init__`` and ``__main__``)."""
 FOLDERS = {"cli", "data", "formats", "model", "reproduction", "runtime", "solvers",
            "training"}

@@ -2,18 +2,22 @@
 
 __version__ = "0.1.0"
 
-__all__ = ["CRF", "__version__", "metrics", "scorers"]
+__all__ = ["CRF", "CRFCV", "__version__", "metrics", "scorers"]
 
 
 def __getattr__(name):
-    """``crfsdca.CRF``, ``crfsdca.metrics`` and ``crfsdca.scorers`` are imported on first
-    use, so that ``import crfsdca`` stays light (the workflow imports the package without
-    numba or scikit-learn) and ``import crfsdca as sklearn_crfsuite`` gives
-    ``sklearn_crfsuite.metrics`` as sklearn-crfsuite does."""
+    """``crfsdca.CRF``, ``crfsdca.CRFCV``, ``crfsdca.metrics`` and ``crfsdca.scorers`` are
+    imported on first use, so that ``import crfsdca`` stays light (the workflow imports
+    the package without numba or scikit-learn) and ``import crfsdca as sklearn_crfsuite``
+    gives ``sklearn_crfsuite.metrics`` as sklearn-crfsuite does."""
     if name == "CRF":
         from .estimator import CRF  # lazy: `import crfsdca` loads no numba
 
         return CRF
+    if name == "CRFCV":
+        from .cv import CRFCV  # lazy, as CRF
+
+        return CRFCV
     if name in ("metrics", "scorers"):
         import importlib
 

@@ -16,6 +16,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -23,6 +24,7 @@ from sklearn.exceptions import NotFittedError
 
 from .data.items import Vocabulary, encode
 from .data.sequences import with_weights
+from .data.shared_encoding import encode_training
 from .eli5_support import install as install_eli5_explainer
 from .errors import ConfigError
 from .model.constraints import Forced, constraint_masks, forced_labels
@@ -46,7 +48,7 @@ from .model_file import (
     save_model,
 )
 from .runtime.io import check_writable
-from .solvers.registry import SOLVERS, algorithms, canonical_algorithm
+from .solvers.registry import SOLVERS, SolverConfig, algorithms, canonical_algorithm
 from .tagger import Tagger
 from .training.feature_set import crfsuite_feature_mask
 from .training.learn import (
@@ -91,6 +93,15 @@ _NOT_SOLVER_OPTIONS = ("epsilon",)
 test is CRFsuite's ``epsilon``)."""
 
 SOLVER_PARAMETERS = tuple(solver_parameters())
+
+
+class RunSettings(NamedTuple):
+    """A fit's solver (resolved once), its budget in epochs (None: the learner's) and the
+    certified relative gap it stops at (None: the solver's own test stops it)."""
+
+    config: SolverConfig
+    epochs: float | None
+    epsilon: float | None
 
 
 class CRF(BaseEstimator):
@@ -421,12 +432,8 @@ class CRF(BaseEstimator):
             raise ConfigError("trainer_cls is a python-crfsuite trainer class, which crfsdca "
                               "does not use: leave it None")
         self._check_outputs()
-        params = self.get_params(deep=False)
-        given = {k: params[k] for k in SOLVER_PARAMETERS}
-        own_epsilon = any(o.crfsuite == "epsilon" for o in SOLVERS[algorithm].options)
-        if own_epsilon:  # the solver's own test is CRFsuite's epsilon (L-BFGS)
-            given["epsilon"] = self.epsilon
-        config = solver_config(algorithm, given)
+        run = self._run_settings(algorithm)
+        config = run.config
         c2 = float(self.c2)
         if not (math.isfinite(c2) and c2 >= 0):
             raise ValueError(f"c2 must be a finite number >= 0, got {self.c2}")
@@ -443,8 +450,8 @@ class CRF(BaseEstimator):
         labels = Vocabulary(previous.labels if previous is not None else ())
         keep = continuing or self.save_dual
         lap = _stopwatch()
-        train, digests, zero_entries = encode(X, y, attributes, labels, grow=True,
-                                              digests=keep)
+        train, digests, zero_entries = encode_training(X, y, attributes, labels,
+                                                       digests=keep)
         train = with_weights(train, sample_weight)
         if add_to_state and state is not None:
             kept = state_sequences(state)
@@ -483,13 +490,10 @@ class CRF(BaseEstimator):
         say = (lambda msg: print(msg, file=stream)) if self.verbose else None
         start = start_point(config, previous, state, train, digests, A, K, mask,
                             say) if continuing else None
-        learned = learn(problem, config, seed=self._seed(),
-                        epochs=self.max_iterations if self.max_iterations is not None
-                        else SOLVERS[algorithm].default_epochs,
-                        epsilon=None if own_epsilon else
-                        DEFAULT_EPSILON if self.epsilon is None else self.epsilon,
-                        max_seconds=self.max_seconds, verbose=bool(self.verbose),
-                        stream=stream, start=start, threads=int(self.threads),
+        learned = learn(problem, config, seed=self._seed(), epochs=run.epochs,
+                        epsilon=run.epsilon, max_seconds=self.max_seconds,
+                        verbose=bool(self.verbose), stream=stream, start=start,
+                        threads=int(self.threads),
                         shrink_to_fit=("store_dtype",) if self.store_dtype is None else ())
         if learned.status == "interrupted":
             print("training interrupted: keeping the last weights", file=sys.stderr)
@@ -557,6 +561,20 @@ class CRF(BaseEstimator):
         check_writable(self.model_filename)
         if self.save_dual:
             check_writable(dual_path(self.model_filename))
+
+    def _run_settings(self, algorithm: str) -> RunSettings:
+        """How a fit by ``algorithm`` runs with these parameters (``crfsdca.CRFCV``'s fits
+        too)."""
+        params = self.get_params(deep=False)
+        given = {k: params[k] for k in SOLVER_PARAMETERS}
+        own_epsilon = any(o.crfsuite == "epsilon" for o in SOLVERS[algorithm].options)
+        if own_epsilon:  # the solver's own test is CRFsuite's epsilon (L-BFGS)
+            given["epsilon"] = self.epsilon
+        return RunSettings(solver_config(algorithm, given),
+                           self.max_iterations if self.max_iterations is not None
+                           else SOLVERS[algorithm].default_epochs,
+                           None if own_epsilon else
+                           DEFAULT_EPSILON if self.epsilon is None else self.epsilon)
 
     def _check_algorithm(self) -> str:
         name = canonical_algorithm(self.algorithm)  # CRFsuite's long names too

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import NamedTuple
 
@@ -419,6 +419,13 @@ class SolverSpec:
     def module(self) -> str:
         return self.factory.split(":")[0]
 
+    def __reduce__(self):
+        # a registered solver travels to a worker process by name, so that its options
+        # table there is the registry's own (the solver checks that identity)
+        if SOLVERS.get(self.name) is self:
+            return spec, (self.name,)
+        return SolverSpec, tuple(getattr(self, f.name) for f in fields(self))
+
     def solver_class(self):
         module, cls = self.factory.split(":")
         return getattr(importlib.import_module(module), cls)
@@ -441,6 +448,10 @@ class SolverConfig:
     @property
     def name(self) -> str:
         return self.spec.name
+
+    def __reduce__(self):
+        # to a worker process: the spec (by name) and a plain copy of the options
+        return _config, (self.spec, dict(self.options))
 
     def needs_radii(self) -> bool:
         """Whether the run needs the squared radii R_i of the sequences."""
@@ -483,6 +494,11 @@ class SolverConfig:
             extra[CONTINUE_ARGUMENT[s.continues_from]] = start
         return s.solver_class()(problem, seed=seed, threads=threads, config=self, **s.fixed,
                                 **extra)
+
+
+def _config(spec: SolverSpec, options: dict) -> SolverConfig:
+    """A :class:`SolverConfig` as pickled: its options were resolved already."""
+    return SolverConfig(spec, MappingProxyType(options))
 
 
 CONTINUE_ARGUMENT = {"dual": "initial_marginals", "weights": "w0"}
