@@ -67,12 +67,12 @@ test-oldest: $(OLDEST)/.installed $(CRFSUITE_SDIST)
 # The release build: sdist and wheel in dist/ as `python -m build` makes them (each in an
 # isolated environment with pyproject's build requirements; the wheel carries the
 # kernels of this processor and of every level of its architecture, several minutes on
-# two cores), then the checks of that wheel in fresh environments (tests/test_release.py).
+# two cores), then the checks of that wheel in fresh environments (tests/integration/test_release.py).
 wheel: $(BIN)/.installed
 	rm -rf dist
 	$(BIN)/python -m build --outdir dist .
 	CRFSDCA_WHEEL=$$(ls $(abspath dist)/crfsdca-*.whl) $(BIN)/python -m pytest -q \
-		-p no:cacheprovider -m release tests/test_release.py
+		-p no:cacheprovider -m release tests/integration/test_release.py
 
 # numba's cache keys each kernel by its own file only: a kernel that calls one of another
 # file keeps that one's old code after an edit of that file alone. After editing kernels,
@@ -83,7 +83,7 @@ clean-kernels:
 # The smoke profile through workflow/profiles/slurm on a real (one-node) SLURM, compared
 # with a local smoke run; prints sacct's table of the jobs. Needs root (apt-get, daemons).
 test-cluster: $(BIN)/.installed
-	workflow/cluster/local-slurm.sh $(BIN)/python -m pytest -v -s -m cluster tests/test_cluster.py
+	workflow/cluster/local-slurm.sh $(BIN)/python -m pytest -v -s -m cluster tests/integration/test_cluster.py
 
 smoke: $(BIN)/.installed
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/snakemake --cores 2 --profile workflow/profiles/smoke
@@ -136,7 +136,7 @@ report-html: $(BIN)/.installed
 # crfsdca's HDF5 model and .dual, the config's templates, tag's input): FUZZ_INPUTS mutated
 # inputs on two workers (about 90 minutes on an idle 2-core machine); what goes wrong is
 # kept under .venv/fuzz/findings, .venv/fuzz/summary.json says what ran. make test runs a
-# short budget of it (tests/test_fuzz.py).
+# short budget of it (tests/integration/test_fuzz.py).
 FUZZ_INPUTS ?= 1000000
 .PHONY: fuzz
 fuzz: $(BIN)/.installed

@@ -1,4 +1,15 @@
-"""Shared fixtures: paths of the repository and a local HTTP server on 127.0.0.1."""
+"""Shared fixtures: a local HTTP server on 127.0.0.1 and a directory nothing can be
+written to.
+
+The tests mirror the package: ``tests/<folder>/test_<subject>.py`` for the folder of
+``src/crfsdca`` under test (solvers, model, data, formats, runtime, training,
+reproduction, cli), and ``tests/integration/`` for the public modules used whole, the
+workflow, the wheel and checks of the repository itself. Plain helpers (paths, reference
+computations, the workflow's clone) are in ``tests/helpers/``, imported as ``helpers.x``:
+pyproject's ``pythonpath = ["tests"]`` puts this folder on ``sys.path``. Test folders have
+no ``__init__.py`` (pytest's default ``prepend`` import mode), so a test file's basename
+must be unique across folders; integration/test_package_layout.py checks it. Never
+``from conftest import``: pytest reloads ``conftest`` per folder."""
 
 from __future__ import annotations
 
@@ -6,13 +17,8 @@ import functools
 import http.server
 import threading
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
-import yaml
-
-ROOT = Path(__file__).resolve().parents[1]
-RAW = ROOT / "data" / "raw"
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -36,21 +42,6 @@ def http_dir(tmp_path):
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
-
-
-def load_common(config: dict | None = None, root: Path = ROOT) -> SimpleNamespace:
-    """The names of ``workflow/rules/common.smk`` (RUNS, GROUPS, train_mem_mb...) as the
-    workflow in ``root`` defines them for ``config`` (default: its config.yaml), after the
-    schema's validation and defaults, as the Snakefile does."""
-    from snakemake.utils import validate
-
-    if config is None:
-        config = yaml.safe_load((root / "config.yaml").read_text())
-    validate(config, str(root / "workflow" / "schemas" / "config.schema.yaml"))
-    common = root / "workflow" / "rules" / "common.smk"
-    names = {"workflow": SimpleNamespace(basedir=str(root)), "config": config}
-    exec(compile(common.read_text(), str(common), "exec"), names)
-    return SimpleNamespace(**names)
 
 
 @pytest.fixture

@@ -31,11 +31,11 @@ LEFT_OUT = {
 }
 """Requirements not installed with the oldest versions, and why."""
 THEIR_TESTS = {
-    "tests/test_workflow_smoke.py": "snakemake",
-    "tests/test_workflow_config.py": "snakemake",
-    "tests/test_cluster.py": "snakemake",
-    "tests/test_memory.py::test_workflow_job_memory_comes_from_this_module": "snakemake",
-    "tests/test_tutorial.py": "eli5",
+    "tests/integration/test_workflow_smoke.py": "snakemake",
+    "tests/reproduction/test_workflow_config.py": "snakemake",
+    "tests/integration/test_cluster.py": "snakemake",
+    "tests/runtime/test_memory.py::test_workflow_job_memory_comes_from_this_module": "snakemake",
+    "tests/integration/test_tutorial.py": "eli5",
 }
 """Test files (or tests) that need a requirement left out: the one they need."""
 

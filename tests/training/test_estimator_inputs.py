@@ -1,0 +1,130 @@
+"""Bad input to ``crfsdca.CRF``, as users try it: parameters, items, output paths,
+divergence, threads. Each case checks the exception (a standard kind: ValueError,
+TypeError, OSError subclasses) and its message, and that nothing is left behind."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers.inputs import X, Y
+
+from crfsdca import CRF
+from crfsdca.errors import ConfigError, DivergedError, OutputError
+from crfsdca.model_file import load_model
+
+# ------------------------------------------------------------------------- the estimator
+
+@pytest.mark.parametrize("params, kind, message", [
+    ({"c2": -1}, ValueError, "c2 must be a finite number >= 0"),
+    ({"c2": float("nan")}, ValueError, "c2 must be a finite number >= 0"),
+    ({"c1": -1}, ValueError, "c1 must be non-negative"),
+    ({"c2": 0}, ConfigError, "sdca needs an L2 term"),
+    ({"algorithm": "oeg", "c1": 0.5}, ConfigError, "oeg does not handle an L1 term"),
+    ({"algorithm": "nope"}, ConfigError, "unknown algorithm 'nope'"),
+    ({"threads": 0}, ConfigError, "threads must be a positive integer"),
+    ({"epsilon": -1}, ConfigError, "epsilon must be >= 0"),
+    ({"max_iterations": 0}, ConfigError, "max_iterations must be positive"),
+    ({"num_memories": 3}, ConfigError, "num_memories is a parameter of lbfgs"),
+    ({"algorithm": "lbfgs", "linesearch": "Fast"}, ConfigError, "linesearch: expected one of"),
+    ({"algorithm": "lbfgs", "num_memories": 0}, ConfigError, "num_memories: expected a value"),
+    ({"trainer_cls": object}, ConfigError, "trainer_cls"),
+    ({"model_format": "xml", "model_filename": "m"}, ConfigError, "unknown model format"),
+    ({"save_dual": True}, ConfigError, "save_dual writes the dual state beside the model"),
+])
+def test_estimator_parameters(params, kind, message):
+    with pytest.raises(kind, match=message):
+        CRF(**params).fit(X, Y)
+
+
+@pytest.mark.parametrize("X_bad, message", [
+    ([[{"w": float("nan")}]], r"sequence 0, item 0: attribute 'w' has weight nan"),
+    ([[{"w": 1.0}, {"v": float("inf")}]], r"sequence 0, item 1: attribute 'v' has weight inf"),
+    ([[{"w": "x\udcff"}]], "is not valid Unicode"),
+    ([[{"w": None}]], "a value must be a str"),
+    ([[["ok", 3]]], "an attribute name must be a str"),
+    ([[]], "sequence 0 is empty"),
+    (["not a list of items"], "expected a list of items"),
+])
+def test_estimator_data(X_bad, message):
+    y = [["L"] * max(len(x), 1) if isinstance(x, list) else ["L"] for x in X_bad]
+    with pytest.raises(ValueError, match=message):
+        CRF().fit(X_bad, y)
+
+
+def test_names_end_at_a_nul_as_in_crfsuite(tmp_path):
+    """python-crfsuite hands every name to CRFsuite as a C string, which ends at its first
+    NUL: ``a\\0b`` and ``a\\0c`` are the attribute ``a``, ``\\0z`` the empty one, ``L\\0x``
+    the label ``L``, in training and in tagging alike (sklearn-crfsuite trains on them and
+    predicts ``L``). The same names as python-crfsuite's model, where it is installed."""
+    X = [[{"a\0b": 1.0, "w": 1.0}, {"a\0c": 1.0}], [{"x\0": 1.0}, {"\0z": 1.0}],
+         [["a\0d", "w"], ["q\0"]]]
+    y = [["A", "L\0x"], ["L\0y", "A"], ["A", "L"]]
+    crf = CRF(c2=0.1, max_iterations=20).fit(X, y)
+    assert crf.classes_ == ["A", "L"]
+    assert crf.model_.attributes == ["a", "w", "x", "", "q"]
+    for xseq in ([{"a\0zzz": 1.0}, {"w\0": 2.0}], [["a\0", "w\0w"], ["\0"]]):
+        plain = [{k.partition("\0")[0]: v for k, v in item.items()} if isinstance(item, dict)
+                 else [k.partition("\0")[0] for k in item] for item in xseq]
+        assert crf.predict([xseq]) == crf.predict([plain]) == [crf.predict_single(plain)]
+        assert crf.predict_single(xseq) == crf.predict_single(plain)
+        np.testing.assert_allclose(
+            [[m[k] for k in crf.classes_] for m in crf.predict_marginals_single(xseq)],
+            [[m[k] for k in crf.classes_] for m in crf.predict_marginals_single(plain)])
+    pycrfsuite = pytest.importorskip("pycrfsuite")
+    trainer = pycrfsuite.Trainer(verbose=False)
+    for xseq, yseq in zip(X, y, strict=True):
+        trainer.append(xseq, yseq)
+    trainer.set_params({"c2": 0.1, "max_iterations": 20, "feature.possible_states": True})
+    trainer.train(str(tmp_path / "nul.crfsuite"))
+    theirs = load_model(tmp_path / "nul.crfsuite")
+    assert sorted(theirs.labels) == crf.classes_
+    assert sorted(theirs.attributes) == sorted(crf.model_.attributes)
+
+
+@pytest.mark.parametrize("where", ["under_file", "directory", "unwritable"])
+def test_output_paths_are_checked_before_training(tmp_path, where, unwritable_dir,
+                                                  monkeypatch):
+    target = {"under_file": tmp_path / "file.txt" / "m.model", "directory": tmp_path,
+              "unwritable": unwritable_dir / "m.model"}[where]
+    (tmp_path / "file.txt").write_text("x")
+    calls = []
+    import crfsdca.training.learn
+
+    monkeypatch.setattr(crfsdca.training.learn, "learn", lambda *a, **k: calls.append(1))
+    with pytest.raises(OutputError):
+        CRF(model_filename=str(target)).fit(X, Y)
+    assert not calls  # refused before any training
+
+
+def test_divergence_raises_and_writes_nothing(tmp_path):
+    model = tmp_path / "m.model"
+    X_big = [[{"w": 1e100}, {"v": -1e100}]] * 4  # taken (<= 1e150), but scores overflow
+    with pytest.raises(DivergedError, match="diverged .*scale them to about 1"):
+        CRF(model_filename=str(model)).fit(X_big, [["A", "B"]] * 4)
+    assert not model.exists() and not list(tmp_path.iterdir())
+
+
+def test_threads_above_the_cores_are_capped_with_a_warning():
+    with pytest.warns(RuntimeWarning, match="threads=1000 is more than the"):
+        crf = CRF(threads=1000, max_iterations=3, epsilon=0).fit(X, Y)
+    assert crf.predict(X[:1]) == Y[:1]
+
+
+
+
+def test_what_cannot_train_is_refused_before_training():
+    """A c2 so small that SDCA's weights (1/c2) overflow, and an attribute value whose
+    squares overflow, get one line before any epoch (CRFsuite trains the first to the
+    L-BFGS answer and the second to a model that predicts one label)."""
+    from crfsdca.cli.precompile import tiny_data
+
+    X, y = tiny_data(20)
+    with pytest.raises(ConfigError, match=r"c2 = 1e-300 is too small for sdca.*'lbfgs'"):
+        CRF(c2=1e-300).fit(X, y)
+    big = [[{**item, "big": 1e300} for item in xseq] if isinstance(xseq[0], dict) else xseq
+           for xseq in X]
+    with pytest.raises(ValueError, match=r"sequence 0, item 0, attribute 'big': value "
+                                         r"1e\+300 is too large"):
+        CRF().fit(big, y)
+    assert CRF(algorithm="lbfgs", c2=1e-300, max_iterations=5).fit(X, y).predict(X[:1])
+    assert CRF(c2=1e-6, max_iterations=2).fit(X, y).training_log_.last_iteration["epoch"] == 2
