@@ -19,7 +19,7 @@ one fails the build):
   run (``benchmarks/suite/publish.py``), in full or as the README's table;
 - ``{{ bench_suite }}``: the suite's benchmark modules and what each measures (their
   docstrings); ``{{ studies }}``: the frozen studies' headers (question, date, commit,
-  answer; ``tests/test_benchmarks.py`` fails on a study without all four).
+  answer; ``tests/integration/test_benchmarks.py`` fails on a study without all four).
 
 Registered in ``mkdocs.yml`` (``hooks:``); ``make docs`` runs ``mkdocs build --strict``.
 """
@@ -289,7 +289,7 @@ def studies() -> list[Path]:
 
 def studies_table() -> str:
     """One row per study; one still without its header (a study being written) says so,
-    and ``tests/test_benchmarks.py`` fails on it."""
+    and ``tests/integration/test_benchmarks.py`` fails on it."""
     lines = ["| script | question | date, commit | answer |", "|---|---|---|---|"]
     for path in studies():
         try:

@@ -2,7 +2,7 @@
 probability and marginals of one item sequence at a time.
 
 Same methods, arguments, results and exception types as ``pycrfsuite.Tagger`` (checked
-against it by ``tests/test_tagger.py``). The model is a file, CRFsuite's binary model
+against it by ``tests/model/test_tagger.py``). The model is a file, CRFsuite's binary model
 ([`crfsdca.formats.crfsuite_model`][crfsdca.formats.crfsuite_model]) or crfsdca's own
 ([`crfsdca.model_file`][crfsdca.model_file]), or an in-memory
 [`Model`][crfsdca.model_file.Model] ([`Tagger.from_model`][crfsdca.tagger.Tagger.from_model]);

@@ -5,7 +5,7 @@ llvmlite wheels ship without SVML. The SDCA line search and the oracle spend
 most of their time in these two functions over T*K*K pairwise entries, so the
 core uses the fdlibm algorithms below, written without branches so that a loop
 over them compiles to AVX2/AVX-512 code. Both are accurate to 1 ulp over their
-whole range (checked against numpy in ``tests/test_fastmath.py``).
+whole range (checked against numpy in ``tests/model/test_fastmath.py``).
 
 Kernels calling these must use ``error_model="numpy"`` (the package's
 :data:`crfsdca.runtime.jit.NJIT` options): numba's default Python error model adds a
