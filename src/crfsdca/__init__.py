@@ -1,5 +1,7 @@
 """Chain-CRF training by stochastic dual coordinate ascent with adaptive sampling."""
 
+import importlib
+
 __version__ = "0.1.0"
 
 __all__ = ["CRF", "CRFCV", "__version__", "metrics", "scorers"]
@@ -19,7 +21,5 @@ def __getattr__(name):
 
         return CRFCV
     if name in ("metrics", "scorers"):
-        import importlib
-
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'crfsdca' has no attribute {name!r}")

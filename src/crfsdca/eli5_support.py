@@ -23,6 +23,7 @@ def explain_crf_weights(crf, top=20, target_names=None, targets=None, feature_re
                         feature_filter=None):
     """eli5's Explanation of a fitted :class:`crfsdca.CRF`: per label its top state
     features, and the transition weights between the labels shown."""
+    # optional dependency: eli5 (this runs from eli5; every crfsdca.CRF imports this module)
     from eli5._feature_names import FeatureNames
     from eli5._feature_weights import get_top_features
     from eli5.base import Explanation, TargetExplanation, TransitionFeatureWeights

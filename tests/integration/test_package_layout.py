@@ -118,31 +118,6 @@ def _comment_lines(source: str) -> set[int]:
     return {t.start[0] for t in tokens if t.type == tokenize.COMMENT}
 
 
-AWAITING_A_REASON = frozenset({
-    "__init__.py:__getattr__",
-    "cli/learn.py:run",
-    "cli/report.py:run",
-    "eli5_support.py:explain_crf_weights",
-    "metrics.py:flat_accuracy_score",
-    "metrics.py:flat_precision_score",
-    "metrics.py:flat_recall_score",
-    "metrics.py:flat_f1_score",
-    "metrics.py:flat_fbeta_score",
-    "metrics.py:flat_classification_report",
-    "reproduction/config.py:schema_problem",
-    "reproduction/config.py:load_config",
-    "reproduction/crfsuite_baseline.py:_pycrfsuite",
-    "reproduction/optimum.py:_scipy_rounds",
-    "reproduction/rundir.py:machine_info",
-    "runtime/io.py:read_hdf5",
-    "runtime/kernel_cache.py:write_marker",
-    "runtime/memory.py:of_file",
-})
-"""Functions (``file:function`` under src/crfsdca) whose imports still lack their reason;
-test_the_imports_awaiting_a_reason_have_one fails (strict xfail) once none does, and then
-this set and that marker go."""
-
-
 def _path(module: str):
     base = ROOT.parent.joinpath(*module.split("."))
     return next(p for p in (base.with_suffix(".py"), base / "__init__.py") if p.is_file())
@@ -184,33 +159,8 @@ def _silent_imports(module: str) -> dict[str, list[int]]:
 
 @pytest.mark.parametrize("module", MODULES)
 def test_an_import_inside_a_function_says_why(module):
-    silent = {k: v for k, v in _silent_imports(module).items() if k not in AWAITING_A_REASON}
+    silent = _silent_imports(module)
     assert not silent, f"imports inside functions without a reason: {silent}"
-
-
-def test_the_functions_awaiting_a_reason_exist_and_import():
-    """Every entry of AWAITING_A_REASON is a function of that file with an import inside:
-    the set names no function that was renamed or removed."""
-    found = set()
-    for module in MODULES:
-        path = _path(module)
-        where = path.relative_to(ROOT).as_posix()
-        for fn in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-                    isinstance(n, (ast.Import, ast.ImportFrom)) for n in ast.walk(fn)):
-                found.add(f"{where}:{fn.name}")
-    assert AWAITING_A_REASON <= found, sorted(AWAITING_A_REASON - found)
-
-
-@pytest.mark.xfail(strict=True, reason="src/crfsdca: function-level imports of optional "
-                   "dependencies and others without a one-line reason (AWAITING_A_REASON); "
-                   "once each has its comment, delete the set and this marker")
-def test_the_imports_awaiting_a_reason_have_one():
-    silent = {}
-    for module in MODULES:
-        silent.update(_silent_imports(module))
-    assert not AWAITING_A_REASON & silent.keys(), {k: silent[k] for k in
-                                                   sorted(AWAITING_A_REASON & silent.keys())}
 
 
 TESTS = REPO / "tests"

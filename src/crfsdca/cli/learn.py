@@ -12,6 +12,7 @@ scores are not weighted.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import sys
 
@@ -147,8 +148,6 @@ def _log_name(args) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    import contextlib
-
     if args.help_parameters:
         sys.stdout.write(parameter_help(canonical_algorithm(args.algorithm or "sdca")))
         return 0

@@ -63,7 +63,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import matplotlib
+    import matplotlib  # optional dependency (workflow extra, via seaborn); not for --help
 
     matplotlib.use("Agg")
     # loaded when the command runs, not for its --help (numpy, numba, h5py)

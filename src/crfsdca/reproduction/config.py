@@ -25,6 +25,7 @@ def find_schema(config_path: str | os.PathLike) -> Path | None:
 
 def schema_problem(config: dict, schema_path: str | os.PathLike) -> str | None:
     """The most relevant violation of the schema, as ``entry.path: message``, or None."""
+    # optional dependencies (workflow extra): only featurize --config checks a config
     import jsonschema
     import yaml
 
@@ -44,7 +45,7 @@ def load_config(path: str | os.PathLike) -> dict:
     Missing, unreadable, empty, invalid YAML, not a mapping, or against the schema: a
     ConfigError or DataFormatError naming the file (and the line, or the entry).
     """
-    import yaml
+    import yaml  # optional dependency (workflow extra): only featurize --config
 
     path = Path(path)
     if not path.is_file():

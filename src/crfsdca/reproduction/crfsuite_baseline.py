@@ -33,7 +33,7 @@ BIAS, FIRST, LAST = "__bias__", "__first__", "__last__"
 
 def _pycrfsuite():
     try:
-        import pycrfsuite
+        import pycrfsuite  # optional dependency: python-crfsuite (bench extra)
     except ImportError:  # pragma: no cover - the bench extra is installed by the Makefile
         raise CrfsdcaError(
             "python-crfsuite is not installed: pip install 'crfsdca[bench]'") from None

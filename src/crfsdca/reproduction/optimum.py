@@ -199,7 +199,7 @@ def _scipy_rounds(counted, best: dict, lam: float, maxiter: int, maxcor: int, gt
                   ftol: float, rel_tol: float, max_rounds: int, t0: float, record) -> int:
     """scipy's L-BFGS-B from ``best["x"]``, restarted while it stops above the target;
     the iterations of all rounds."""
-    import scipy.optimize
+    import scipy.optimize  # lazy: 0.3 s to import, only for method "scipy"
 
     iterations = 0
     rounds = 0

@@ -20,6 +20,7 @@ import platform
 from pathlib import Path
 
 import h5py
+import numba
 import numpy as np
 
 from .. import __version__
@@ -60,8 +61,6 @@ def machine_info() -> dict:
         usable = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         usable = os.cpu_count()
-    import numba
-
     return {"cores": os.cpu_count(), "usable_cores": usable, "machine": platform.machine(),
             "processor": platform.processor(), "python": platform.python_version(),
             "numpy": np.__version__, "numba": numba.__version__,

@@ -113,7 +113,7 @@ def read_hdf5(path: str | os.PathLike, what: str):
     """An HDF5 file open for reading, each failure a DataFormatError naming the file and
     ``what`` was expected: missing, not HDF5, truncated, an attribute or dataset absent or
     of the wrong kind (KeyError, ValueError and OSError raised inside the block)."""
-    import h5py
+    import h5py  # lazy: 0.1 s; atomic writes and checksums need no h5py
 
     path = Path(path)
     if not path.is_file():

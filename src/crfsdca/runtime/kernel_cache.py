@@ -23,14 +23,16 @@ import atexit
 import glob
 import os
 import pickle
+import platform
 import shutil
 import sys
 import tempfile
 import types
 import warnings
 
+import llvmlite.binding as ll
 import numba
-from numba.core import caching
+from numba.core import caching, codegen, config
 
 from .. import __version__
 from . import cpu_levels, level_cache
@@ -290,11 +292,6 @@ def write_marker(levels: list[str]) -> None:
     they are for (a kernel loads only where all of it matches). Raises where a kernel
     compiled for this processor lacks one of ``levels`` (names, or ``all``), and where
     numba stamps sources by their file times (:func:`stamps_follow_content`)."""
-    import platform
-
-    import llvmlite.binding as ll
-    from numba.core import codegen, config
-
     if not stamps_follow_content():
         raise RuntimeError(f"numba {numba.__version__} stamps its cache by the sources' file "
                            f"times, which an install sets anew: the wheel's kernels would "

@@ -72,7 +72,7 @@ class DataSizes:
     @classmethod
     def of_file(cls, path: str | os.PathLike) -> DataSizes:
         """Sizes of a featurized ``.h5`` file, from its shapes (reads no array)."""
-        import h5py
+        import h5py  # lazy: the workflow imports this module; only of_file reads HDF5
 
         with h5py.File(path, "r") as f:
             test = f["test"] if "test" in f else None
