@@ -139,6 +139,14 @@ def test_smoke_profile_end_to_end(tmp_path, http_dir):
     _check_stopped_runs(work, wf)
 
 
+def _as_in_a_terminal() -> None:
+    """SIGINT and SIGQUIT at their defaults, as a terminal's foreground job has them: a
+    suite started in the background (``cmd &``, nohup) passes them on ignored, and a
+    Python whose SIGINT is ignored at its start never raises KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
 def _stop_train_job(work: Path, log: Path, target: str, how: str) -> None:
     """Run the job of ``target`` with --keep-incomplete on long.yaml (a budget it never
     reaches) and stop it once its solver runs: SIGTERM to the train process (kill,
@@ -153,7 +161,7 @@ def _stop_train_job(work: Path, log: Path, target: str, how: str) -> None:
         [sys.executable, "-m", "snakemake", "--profile", "workflow/profiles/smoke", target,
          "--cores", "1", "--configfile", "long.yaml", "--keep-incomplete"], cwd=work,
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        start_new_session=True)
+        start_new_session=True, preexec_fn=_as_in_a_terminal)
     deadline = time.monotonic() + TIMEOUT
     while not (log.exists() and "solver built" in log.read_text()):
         assert proc.poll() is None and time.monotonic() < deadline, proc.stdout.read()
