@@ -126,10 +126,21 @@ def _command_line() -> None:
                 raise RuntimeError("crfsdca tag failed on the precompile data")
 
 
+def _tuning() -> None:
+    """``CRFCV``'s paths: each point started from the previous one's dual state (the
+    kernels that rebuild weights and entropies from marginals), with and without L1."""
+    # loaded when the command runs, not for its --help (numpy, numba, h5py)
+    from ..cv import CRFCV
+
+    X, y = tiny_data()
+    CRFCV(c1s=[0.0, 0.1], c2s=[0.1, 1.0], cv=2, max_iterations=3).fit(X, y)
+
+
 def workloads() -> dict[str, Callable[[], None]]:
-    """One workload per offered algorithm, and the command line; each name runs alone
-    (``crfsdca precompile --only NAME``)."""
+    """One workload per offered algorithm, ``CRFCV``'s paths and the command line; each
+    name runs alone (``crfsdca precompile --only NAME``)."""
     jobs = {s.name: _fits(s) for s in SOLVERS.values() if s.offered}
+    jobs["tuning"] = _tuning
     jobs["command-line"] = _command_line
     return jobs
 
