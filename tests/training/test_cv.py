@@ -257,9 +257,11 @@ def test_refit_false_keeps_the_choice_and_predicts_nothing(corpus):
     search = CRFCV(c1s=[0.0], c2s=[0.1, 1.0], cv=3, refit=False).fit(X, y)
     assert search.best_params_ == {"c1": search.c1_, "c2": search.c2_}
     assert not hasattr(search, "best_estimator_")
-    with pytest.raises(AttributeError, match="predict") as raised:
+    with pytest.raises(AttributeError) as raised:
         search.predict(X[:1])
-    assert "refit=False" in str(raised.value.__cause__)  # what the traceback shows
+    # scikit-learn >= 1.4 raises its own error from ours (the traceback shows both);
+    # 1.3 raises ours
+    assert "refit=False" in f"{raised.value} {raised.value.__cause__}"
     assert not hasattr(search, "predict_marginals")
 
 
