@@ -367,7 +367,13 @@ def test_two_threads_and_a_dev_set_with_arrays(algorithm):
               max_iterations=1000)
     one = CRF(**kw).fit(X[:30], y[:30], X_dev=X[30:], y_dev=y[30:])
     two = CRF(threads=2, **kw).fit(X[:30], y[:30], X_dev=X[30:], y_dev=y[30:])
-    np.testing.assert_allclose(two.model_.weights, one.model_.weights, atol=1e-5)
+    if algorithm == "sdca":  # the lanes race: each run within its certificate of w*
+        # F(w) - F(w*) >= c2 ||w - w*||^2 in CRFsuite's scale, and F(w) - F(w*) <= gap
+        bound = sum(np.sqrt(fit.training_log_.last_iteration["gap"] / kw["c2"])
+                    for fit in (one, two))
+        assert np.linalg.norm(two.model_.weights - one.model_.weights) <= bound
+    else:
+        np.testing.assert_allclose(two.model_.weights, one.model_.weights, atol=1e-5)
     accuracy = np.mean([a == b for p, g in zip(one.predict(X[30:]), y[30:], strict=True)
                         for a, b in zip(p, g, strict=True)])
     assert one.training_log_.last_iteration["dev_accuracy"] == pytest.approx(accuracy)
