@@ -34,7 +34,7 @@ from .data.items import Vocabulary, encode
 from .data.sequences import with_weights
 from .data.shared_encoding import shared_encoding
 from .errors import ConfigError
-from .estimator import CRF, _as_list
+from .estimator import CRF, training_lists
 from .model.objective import predict as viterbi_labels
 from .model_file import Model
 from .solvers.registry import SOLVERS
@@ -185,18 +185,9 @@ class CRFCV(BaseEstimator):
         for name in ("cv_results_", "best_estimator_", "c1_", "c2_", "best_params_",
                      "best_index_", "best_score_", "n_splits_", "scorer_", "refit_time_"):
             self.__dict__.pop(name, None)  # a failed fit leaves nothing of an earlier one
-        X, y = _as_list(X, "X"), _as_list(y, "y")
-        if len(X) != len(y):
-            raise ValueError(f"X has {len(X)} sequences but y has {len(y)}")
-        if not X:
-            raise ValueError("no training sequences")
+        X, y = training_lists(X, y)
         crf = CRF(**self._crf_params())
-        algorithm = crf._check_algorithm()
-        if crf.trainer_cls is not None:
-            raise ConfigError("trainer_cls is a python-crfsuite trainer class, which crfsdca "
-                              "does not use: leave it None")
-        crf._check_outputs()
-        settings = crf._run_settings(algorithm)
+        algorithm, settings = crf._checked_run()
         c1s = _grid("c1s", DEFAULT_C1S if self.c1s is None else self.c1s, positive=False)
         c2s = _grid("c2s", DEFAULT_C2S if self.c2s is None else self.c2s,
                     positive=SOLVERS[algorithm].needs_l2)

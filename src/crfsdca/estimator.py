@@ -421,18 +421,9 @@ class CRF(BaseEstimator):
     def _fit(self, X, y, X_dev, y_dev, sample_weight, add_to_state: bool):
         if (X_dev is None) != (y_dev is None):
             raise ValueError("pass both X_dev and y_dev to use the holdout data")
-        X, y = _as_list(X, "X"), _as_list(y, "y")
-        if len(X) != len(y):
-            raise ValueError(f"X has {len(X)} sequences but y has {len(y)}")
-        if not X:
-            raise ValueError("no training sequences")
+        X, y = training_lists(X, y)
         sample_weight = check_sample_weight(sample_weight, len(X))
-        algorithm = self._check_algorithm()
-        if self.trainer_cls is not None:
-            raise ConfigError("trainer_cls is a python-crfsuite trainer class, which crfsdca "
-                              "does not use: leave it None")
-        self._check_outputs()
-        run = self._run_settings(algorithm)
+        algorithm, run = self._checked_run()
         config = run.config
         c2 = float(self.c2)
         if not (math.isfinite(c2) and c2 >= 0):
@@ -562,9 +553,18 @@ class CRF(BaseEstimator):
         if self.save_dual:
             check_writable(dual_path(self.model_filename))
 
+    def _checked_run(self) -> tuple[str, RunSettings]:
+        """The algorithm and how a fit by it runs with these parameters, every parameter
+        of the run checked first (``crfsdca.CRFCV``'s fits too)."""
+        algorithm = self._check_algorithm()
+        if self.trainer_cls is not None:
+            raise ConfigError("trainer_cls is a python-crfsuite trainer class, which crfsdca "
+                              "does not use: leave it None")
+        self._check_outputs()
+        return algorithm, self._run_settings(algorithm)
+
     def _run_settings(self, algorithm: str) -> RunSettings:
-        """How a fit by ``algorithm`` runs with these parameters (``crfsdca.CRFCV``'s fits
-        too)."""
+        """How a fit by ``algorithm`` runs with these parameters."""
         params = self.get_params(deep=False)
         given = {k: params[k] for k in SOLVER_PARAMETERS}
         own_epsilon = any(o.crfsuite == "epsilon" for o in SOLVERS[algorithm].options)
@@ -835,6 +835,17 @@ class CRF(BaseEstimator):
         model = self.model_
         strings = sum(len(s.encode("utf-8")) + 1 for s in model.labels + model.attributes)
         return int(12 * np.count_nonzero(model.weights) + strings)
+
+
+def training_lists(X, y) -> tuple[list, list]:
+    """``X`` and ``y`` as lists, checked: as many label sequences as sequences, at least
+    one (``CRF.fit`` and ``CRFCV.fit``)."""
+    X, y = _as_list(X, "X"), _as_list(y, "y")
+    if len(X) != len(y):
+        raise ValueError(f"X has {len(X)} sequences but y has {len(y)}")
+    if not X:
+        raise ValueError("no training sequences")
+    return X, y
 
 
 def _as_list(X, name: str) -> list:
