@@ -175,6 +175,8 @@ def test_a_build_without_the_dependencies_stops_in_one_line(tmp_path):
     last = out.stderr.strip().splitlines()[-1]
     assert last.startswith("crfsdca: the wheel's kernels need the library's dependencies") \
         and "No module named 'numba'" in last and "CRFSDCA_PRECOMPILE=0" in last, out.stderr
+    # it names the interpreter and the paths it tried, the build's own PYTHONPATH kept
+    assert str(tmp_path / "bare" / "bin" / "python") in last and str(shim) in last, last
     assert not list((tmp_path / "dist").glob("*.whl"))
 
 
