@@ -16,6 +16,7 @@ of CRFsuite's feature generation (``on_prepared``) to each iteration.
 from __future__ import annotations
 
 import math
+import os
 import shutil
 import subprocess
 import tarfile
@@ -199,16 +200,62 @@ class FinishedRun:
         return {}
 
 
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root + os.sep)
+
+
+def _extract_within(tar: tarfile.TarFile, into: Path) -> None:
+    """Every member of ``tar`` into ``into``, none outside it, where this Python lacks
+    tarfile's ``data`` filter (3.10 before 3.10.12, 3.11 before 3.11.4): a member with an
+    absolute name, a ``..`` in its name, a link whose target leaves ``into`` or a device
+    is refused. Each member's place is checked with the links already unpacked resolved,
+    and every link once more at the end, so that no two links combine to point out."""
+    root = os.path.realpath(into)
+    os.makedirs(root, exist_ok=True)
+    # checked here: no filter of tarfile's on top (3.12's warn without one)
+    checked = {"filter": "fully_trusted"} if hasattr(tarfile, "fully_trusted_filter") else {}
+    for member in tar.getmembers():
+        name = member.name
+        if os.path.isabs(name) or ".." in Path(name).parts:
+            raise CrfsdcaError(f"refuses {name!r}: it would be written outside {into}")
+        place = os.path.realpath(os.path.join(root, name))
+        if not _inside(place, root):
+            raise CrfsdcaError(f"refuses {name!r}: it would be written outside {into}")
+        if member.issym() or member.islnk():
+            base = os.path.dirname(place) if member.issym() else root
+            target = os.path.realpath(os.path.join(base, member.linkname))
+            if os.path.isabs(member.linkname) or not _inside(target, root):
+                raise CrfsdcaError(f"refuses {name!r}: a link to {member.linkname!r}, "
+                                   f"outside {into}")
+        elif not (member.isfile() or member.isdir()):
+            raise CrfsdcaError(f"refuses {name!r}: neither a file, a folder nor a link")
+        member.mode &= 0o755  # no set-user-id, set-group-id, sticky or group/other writes
+        tar.extract(member, root, set_attrs=not member.issym(), **checked)
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            link = os.path.join(folder, name)
+            if os.path.islink(link) and not _inside(os.path.realpath(link), root):
+                raise CrfsdcaError(f"refuses {os.path.relpath(link, root)!r}: a link "
+                                   f"outside {into}")
+
+
 def _unpacked_sdist(sdist: Path, into: Path) -> Path | None:
     """The directory of python-crfsuite's sources that holds its bundled ``crfsuite/`` and
-    ``liblbfgs/`` (the .tar.gz unpacked into ``into`` first)."""
+    ``liblbfgs/`` (the .tar.gz unpacked into ``into`` first, nothing outside it: tarfile's
+    ``data`` filter where this Python has it, :func:`_extract_within` where not)."""
     source = Path(sdist)
     if source.is_file():
         with tarfile.open(source) as tar:
             if hasattr(tarfile, "data_filter"):  # Python >= 3.10.12 / 3.11.4
-                tar.extractall(into, filter="data")
-            else:  # pragma: no cover
-                tar.extractall(into)
+                try:
+                    tar.extractall(into, filter="data")
+                except tarfile.FilterError as e:
+                    raise CrfsdcaError(f"{sdist}: refuses to unpack it: {e}") from None
+            else:
+                try:
+                    _extract_within(tar, into)
+                except CrfsdcaError as e:
+                    raise CrfsdcaError(f"{sdist}: {e}") from None
         source = into
     found = sorted(source.glob("**/crfsuite/frontend/tag.c"))
     return found[0].parents[2] if found else None
