@@ -16,7 +16,6 @@ from crfsdca.model.objective import (
     predict,
     primal,
     primal_and_gradient,
-    slot_chunks,
     weights_from_marginals,
 )
 from crfsdca.runtime.jit import lock, unlock
@@ -54,23 +53,6 @@ def test_full_batch_passes_agree_across_thread_counts(threads):
     mu_p = np.full((seq.n_tokens - seq.n_sequences) * 25, 0.04)
     np.testing.assert_allclose(block_gaps(w, mu_u, mu_p, seq, 20, 5, threads=threads),
                                block_gaps(w, mu_u, mu_p, seq, 20, 5), rtol=1e-12)
-
-
-@pytest.mark.parametrize("threads", [1, 2, 3])
-def test_slot_chunks_deal_every_sequence_once_in_chunks_of_about_equal_tokens(threads):
-    rng = np.random.default_rng(3)
-    seq = random_split(rng, 2000, 12, 3, 10, real=True)
-    bounds = slot_chunks(seq, threads)
-    assert bounds[0] == 0 and bounds[-1] == seq.n_sequences
-    assert np.all(np.diff(bounds) >= 0)
-    if threads == 1:  # the serial loop, one chunk
-        np.testing.assert_array_equal(bounds, [0, seq.n_sequences])
-        return
-    assert len(bounds) - 1 == 64 * threads
-    tokens = np.diff(seq.offsets[bounds])
-    assert tokens.max() <= tokens.mean() + 12  # cut at the nearest sequence boundary
-    per_slot = [tokens[s::threads].sum() for s in range(threads)]
-    assert max(per_slot) - min(per_slot) <= 64 * 12
 
 
 def test_kept_slot_buffers_give_the_fresh_results_and_a_new_gradient_each_call():
@@ -233,7 +215,7 @@ def test_one_compiled_kernel_serves_every_thread_count(monkeypatch):
     parallel SDCA and a full-batch pass at 3 and 5 threads compile nothing that 2 did
     not (a tuple per thread had the count in its type: 6-10 s of compiling for each new
     thread count on CoNLL-2000). The lanes' samplers are views of the flat arrays."""
-    from crfsdca.model.objective import _finish_gradient
+    from crfsdca.model.passes import _emission_rows
     from crfsdca.solvers.sdca_kernel import sdca_run_lanes
 
     monkeypatch.setattr("crfsdca.runtime.threads.usable_cores", lambda: 8)  # lanes past the cores
@@ -252,7 +234,7 @@ def test_one_compiled_kernel_serves_every_thread_count(monkeypatch):
         primal_and_gradient(w, p.train, p.n_attributes, p.n_labels, p.lam, threads=threads)
 
     run(2)
-    compiled = (set(sdca_run_lanes.signatures), set(_finish_gradient.signatures))
+    compiled = (set(sdca_run_lanes.signatures), set(_emission_rows.signatures))
     for threads in (3, 5):
         run(threads)
-    assert (set(sdca_run_lanes.signatures), set(_finish_gradient.signatures)) == compiled
+    assert (set(sdca_run_lanes.signatures), set(_emission_rows.signatures)) == compiled
