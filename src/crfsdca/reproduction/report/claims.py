@@ -139,6 +139,67 @@ PAPER: dict[str, PaperClaim] = {
 """Every claim the report decides, by key: the paper's words, in one place."""
 
 
+CLOSE_CALL = 0.10
+"""A verdict is a close call when a number that decides it lies within 10% (relative) of
+its threshold: a change of that size in one run would flip it."""
+
+
+@dataclass(frozen=True)
+class Check:
+    """One comparison a verdict rests on: ``value`` ``op`` ``limit`` (op one of <, <=, >,
+    >=), about ``what`` (a dataset, a step of theta...)."""
+
+    what: str
+    value: float
+    op: str
+    limit: float
+
+    @property
+    def holds(self) -> bool:
+        v, lim = self.value, self.limit
+        return bool({"<": v < lim, "<=": v <= lim, ">": v > lim, ">=": v >= lim}[self.op])
+
+    @property
+    def distance(self) -> float:
+        """How far the value is from its threshold, relative to the threshold (inf for an
+        infinite value, NaN for an unknown one)."""
+        if math.isnan(self.value):
+            return math.nan
+        if math.isinf(self.value):
+            return math.inf
+        return abs(self.value - self.limit) / max(abs(self.limit), 1e-300)
+
+    def describe(self) -> str:
+        word = {"<": "below", "<=": "at most", ">": "above", ">=": "at least"}[self.op]
+        side = "inside" if self.holds else "past"
+        d = self.distance
+        how = (f", {100 * d:.1f}% {side} it" if math.isfinite(d)
+               else " (never reached)" if math.isinf(d) else "")
+        return f"{self.what}: {_g(self.value)} against {word} {_g(self.limit)}{how}"
+
+
+def _g(v: float) -> str:
+    return f"{v:.3g}" if math.isfinite(v) else ("inf" if v > 0 else "-inf") \
+        if math.isinf(v) else "nan"
+
+
+def deciding_test(tests, verdict: str) -> Check | None:
+    """The test nearest to flipping ``verdict``: for a supported claim (every test holds)
+    the one closest to its threshold; for a claim not supported, the failing one farthest
+    from its threshold (all failing ones would have to flip); None without a finite
+    distance."""
+    tests = [t for t in tests if not math.isnan(t.distance)]
+    if verdict == SUPPORTED:
+        pool = tests
+        pick = min
+    elif verdict == NOT_SUPPORTED:
+        pool = [t for t in tests if not t.holds]
+        pick = max
+    else:
+        return None
+    return pick(pool, key=lambda t: t.distance) if pool else None
+
+
 @dataclass
 class Claim:
     key: str
@@ -147,6 +208,41 @@ class Claim:
     number: str = ""      # our headline number
     threshold: str = ""   # the rule that decides, with its threshold
     seeds: str = ""       # with several seeds: the verdict of each
+    tests: tuple = ()     # the comparisons (Check) the verdict rests on
+
+    @property
+    def decided_by(self) -> Check | None:
+        return deciding_test(self.tests, self.verdict)
+
+    @property
+    def close(self) -> bool:
+        """Whether the verdict is a close call (:data:`CLOSE_CALL`)."""
+        t = self.decided_by
+        return t is not None and t.distance <= CLOSE_CALL
+
+    @property
+    def margin(self) -> str:
+        """The margin against the rule, in words: the deciding test and how far it is
+        from its threshold (a close call said so)."""
+        t = self.decided_by
+        if t is None:
+            return ""
+        lead = ("closest to its threshold" if self.verdict == SUPPORTED else
+                "the failing test farthest from its threshold" if sum(
+                    not x.holds for x in self.tests) > 1 else "the failing test")
+        close = (f" -- a close call (within {100 * CLOSE_CALL:.0f}% of the threshold): "
+                 "this verdict is fragile" if self.close else "")
+        return f"{lead}: {t.describe()}{close}"
+
+    @property
+    def margin_short(self) -> str:
+        """The deciding test's distance to its threshold, for the summary table."""
+        t = self.decided_by
+        if t is None:
+            return "—"
+        d = t.distance
+        text = f"{100 * d:.1f}%" if math.isfinite(d) else "never reached"
+        return f"**{text}, close call**" if self.close else text
 
     @property
     def paper(self) -> PaperClaim:
@@ -188,10 +284,11 @@ def _beats_everywhere(frame, key, a, b, x, unit, datasets=None) -> Claim:
     dss = [d for d in _datasets_with(frame, a, b) if datasets is None or d in datasets]
     if not dss:
         return Claim(key, NO_DATA, f"no dataset has both {a} and {b} runs", threshold=rule)
-    parts, wins, numbers = [], [], []
+    parts, wins, numbers, tests = [], [], [], []
     for ds in dss:
         c = curves.compare(_rows(frame, a, ds), _rows(frame, b, ds), x)
         wins.append(c.winner == "a")
+        tests += _win_test(c, f"{dataset_title(ds)} x({b}) / x({a})")
         note = {"a": "", "tie": " [tie]", "b": f" [{b} ahead]", "none": " [no data]"}[c.winner]
         parts.append(f"{dataset_title(ds)}: {c.describe(a, b, unit)}{note}")
         if c.target is not None and math.isfinite(c.x_a) and math.isfinite(c.x_b):
@@ -203,7 +300,29 @@ def _beats_everywhere(frame, key, a, b, x, unit, datasets=None) -> Claim:
     number = f"{unit} of {b} / {a}: " + ", ".join(numbers)
     return Claim(key, verdict, f"{a} ahead of {b} on {n_ok} of {len(dss)} datasets"
                  f"{_coverage(dss, datasets or DATASET_ORDER)}; " + "; ".join(parts) + ".",
-                 number, rule)
+                 number, rule, tests=tuple(tests))
+
+
+WIN_RATIO = 1 / (1 - curves.TIE_TOLERANCE)
+"""A beats B when x(B) / x(A) exceeds this (closer is a tie)."""
+
+
+def _win_test(c: curves.Comparison, what: str, op: str = ">") -> list[Check]:
+    """The comparison ``c`` as a test of x(b) / x(a) against :data:`WIN_RATIO` (none when
+    no target is reached: the verdict then rests on the final values)."""
+    xa, xb = c.x_a, c.x_b
+    if c.target is None or math.isnan(xa) or math.isnan(xb) or (
+            math.isinf(xa) and math.isinf(xb)):
+        return []
+    if math.isinf(xb):
+        r = math.inf
+    elif math.isinf(xa):
+        r = 0.0
+    elif xa <= 0:
+        r = math.inf if xb > 0 else 1.0
+    else:
+        r = xb / xa
+    return [Check(what, r, op, WIN_RATIO)]
 
 
 def _short(c: curves.Comparison, a: str, b: str) -> str:
@@ -265,21 +384,25 @@ def max_fails_ocr(frame: pd.DataFrame) -> Claim:
             if math.isfinite(v):
                 refs.append((v, lab))
     stalled = gained < th["stall_decades"]
+    tests = [Check("decades gained over the second half", gained, "<", th["stall_decades"])]
     number = f"{gained:.2f} decades gained over the second half"
     if refs:
         ref_v, ref_lab = min(refs)
         behind = final - ref_v
         fails = stalled and behind >= th["stall_behind"]
+        tests.append(Check(f"decades above {ref_lab}", behind, ">=", th["stall_behind"]))
         ref_txt = f"; {ref_lab} is at {ref_v:.2f} at the same budget ({behind:.1f} decades " \
                   "lower)"
         number += f", {behind:.1f} decades above {ref_lab}"
     else:
         fails = stalled and final > math.log10(th["stall_abs"])
+        tests.append(Check("final log10 sub-optimality", final, ">",
+                          math.log10(th["stall_abs"])))
         ref_txt = "; no SDCA-GAP/SDCA/SDCA-IMP run on OCR to compare with"
     return Claim(key, SUPPORTED if fails else NOT_SUPPORTED,
                  f"SDCA-MAX on OCR ends at log10 sub-optimality {final:.2f} after {budget:.3g} "
                  f"oracle calls / n, gaining {gained:.2f} decades over the second half of its "
-                 f"budget{ref_txt}.", number, rule)
+                 f"budget{ref_txt}.", number, rule, tests=tuple(tests))
 
 
 @dataclass
@@ -346,12 +469,14 @@ def nonuniformity_monotone(frame: pd.DataFrame) -> Claim:
     ratios = [(a, b, ratio(a, b)) for a, b in zip(st.thetas, st.thetas[1:], strict=False)]
     worst = max(ratios, key=lambda r: r[2] if math.isfinite(r[2]) else math.inf)
     ok = all(r[2] <= lim for r in ratios)
+    tests = tuple(Check(f"x({fmt_num(b)}) / x({fmt_num(a)})", r, "<=", lim)
+                  for a, b, r in ratios)
     number = (f"worst step theta={fmt_num(worst[0])} -> {fmt_num(worst[1])}: "
               f"{worst[2]:.2f}x the oracle calls")
     bad = [f"theta={fmt_num(a)} -> {fmt_num(b)}: {r:.2f}x" for a, b, r in ratios if not r <= lim]
     return Claim(key, SUPPORTED if ok else NOT_SUPPORTED,
                  st.text() + ("" if ok else "; more oracle calls at the larger theta: "
-                              + ", ".join(bad)) + ".", number, rule)
+                              + ", ".join(bad)) + ".", number, rule, tests=tests)
 
 
 def nonuniformity_marginal(frame: pd.DataFrame) -> Claim:
@@ -372,8 +497,12 @@ def nonuniformity_marginal(frame: pd.DataFrame) -> Claim:
     t08 = _theta08(st.thetas)
     r = {t: st.need[t] / st.need[t08] for t in highs}
     ok = all(1 / lo <= v <= hi for v in r.values())
+    tests = tuple(x for t, v in r.items() for x in (
+        Check(f"x({fmt_num(t)}) / x(0.8)", v, "<=", hi),
+        Check(f"x({fmt_num(t)}) / x(0.8)", v, ">=", 1 / lo)))
     number = ", ".join(f"x({fmt_num(t)}) / x(0.8) = {v:.2f}" for t, v in r.items())
-    return Claim(key, SUPPORTED if ok else NOT_SUPPORTED, st.text() + ".", number, rule)
+    return Claim(key, SUPPORTED if ok else NOT_SUPPORTED, st.text() + ".", number, rule,
+                 tests=tests)
 
 
 def paper_one_step_label() -> str:
@@ -398,7 +527,7 @@ def single_newton_fails_ner_only(frame: pd.DataFrame) -> Claim:
         return Claim(key, NO_DATA, f"no NER dataset with both {b} and {a} runs"
                      + (f" (have {', '.join(map(dataset_title, dss))})" if dss else ""),
                      threshold=rule)
-    fails, parts, numbers = {}, [], []
+    fails, parts, numbers, tests = {}, [], [], []
     for ds in dss:
         ra, rb, ro = _rows(frame, a, ds), _rows(frame, b, ds), _rows(frame, ours, ds)
         budget = min(curves.x_range(ra, x), curves.x_range(rb, x))
@@ -406,6 +535,9 @@ def single_newton_fails_ner_only(frame: pd.DataFrame) -> Claim:
         vb = curves.median(curves.log_subopt_at(g, x, budget) for _, g in curves.runs(rb, x))
         div = curves.diverged(ra)
         fails[ds] = div or not (va - vb < THRESHOLDS["newton_fail_behind"])
+        tests.append(Check(f"{dataset_title(ds)} decades behind the full search",
+                          math.inf if div else va - vb, ">=" if ds == "ner" else "<",
+                          THRESHOLDS["newton_fail_behind"]))
         extra = ""
         if len(ro):
             vo = curves.median(curves.log_subopt_at(g, x, budget)
@@ -419,7 +551,7 @@ def single_newton_fails_ner_only(frame: pd.DataFrame) -> Claim:
     number = ("log10(P - P*) at the common budget, sub-precision 1e-3 / paper's 1 step: "
               + ", ".join(numbers))
     return Claim(key, SUPPORTED if ok else NOT_SUPPORTED,
-                 "; ".join(parts) + _coverage(dss) + ".", number, rule)
+                 "; ".join(parts) + _coverage(dss) + ".", number, rule, tests=tuple(tests))
 
 
 def gap_estimate_factor2(frame: pd.DataFrame) -> Claim:
@@ -431,7 +563,7 @@ def gap_estimate_factor2(frame: pd.DataFrame) -> Claim:
     rule = (f"estimate / true gap in [1/{f:g}, {f:g}] at every checkpoint after the first "
             f"{curves.GAP_BURN_IN:g} epochs where the true gap is above rounding")
     data = sdca_runs(frame, "gap")
-    parts, oks, checked, lo, hi = [], [], [], math.inf, 0.0
+    parts, oks, checked, lo, hi, tests = [], [], [], math.inf, 0.0, []
     for ds in sorted(data["dataset"].unique(), key=dataset_sort_key) if len(data) else []:
         r = np.concatenate([curves.gap_ratios(g) for _, g in curves.runs(
             data[data["dataset"] == ds])] or [np.empty(0)])
@@ -441,6 +573,7 @@ def gap_estimate_factor2(frame: pd.DataFrame) -> Claim:
         factor = np.maximum(r, 1 / r)
         within = float(np.mean(factor <= f))
         oks.append(bool(np.all(factor <= f)))
+        tests.append(Check(f"{dataset_title(ds)} largest factor", float(factor.max()), "<=", f))
         lo, hi = min(lo, float(r.min())), max(hi, float(r.max()))
         parts.append(f"{dataset_title(ds)}: estimate/true in [{r.min():.2f}, {r.max():.2f}] "
                      f"over {len(r)} checkpoints ({100 * within:.0f}% within a factor 2)")
@@ -449,7 +582,7 @@ def gap_estimate_factor2(frame: pd.DataFrame) -> Claim:
                      f"{curves.GAP_BURN_IN:g} epochs with a known true gap", threshold=rule)
     return Claim(key, SUPPORTED if all(oks) else NOT_SUPPORTED,
                  "; ".join(parts) + _coverage(checked) + ".",
-                 f"estimate / true in [{lo:.2f}, {hi:.2f}]", rule)
+                 f"estimate / true in [{lo:.2f}, {hi:.2f}]", rule, tests=tuple(tests))
 
 
 def gap_fewer_updates_than_sagnus(frame: pd.DataFrame) -> Claim:
@@ -464,10 +597,12 @@ def gap_fewer_updates_than_sagnus(frame: pd.DataFrame) -> Claim:
     if not dss:
         return Claim(key, NO_DATA, "no dataset has both SDCA-GAP and SAG-NUS runs",
                      threshold=rule)
-    parts, ok, numbers = [], [], []
+    parts, ok, numbers, tests = [], [], [], []
     for ds in dss:
         c = curves.compare(_rows(frame, a, ds), _rows(frame, b, ds), x)
         expected = c.winner != "a" if ds == "ocr" else c.winner == "a"
+        tests += _win_test(c, f"{dataset_title(ds)} x({b}) / x({a})",
+                           "<=" if ds == "ocr" else ">")
         ok.append(expected)
         who = {"a": a, "b": b, "tie": "tie", "none": "no data"}[c.winner]
         parts.append(f"{dataset_title(ds)}: {c.describe(a, b, 'updates / n')} "
@@ -477,7 +612,8 @@ def gap_fewer_updates_than_sagnus(frame: pd.DataFrame) -> Claim:
             and math.isfinite(c.x_b) else _short(c, a, b)))
     return Claim(key, SUPPORTED if all(ok) else NOT_SUPPORTED,
                  "; ".join(parts) + _coverage(dss) + ".",
-                 "updates / n of SAG-NUS / SDCA-GAP: " + ", ".join(numbers), rule)
+                 "updates / n of SAG-NUS / SDCA-GAP: " + ", ".join(numbers), rule,
+                 tests=tuple(tests))
 
 
 def gap_vs_sagnus_star_oracle(frame: pd.DataFrame) -> Claim:
@@ -493,7 +629,7 @@ def gap_vs_sagnus_star_oracle(frame: pd.DataFrame) -> Claim:
     if not dss:
         return Claim(key, NO_DATA, "no dataset has both SDCA-GAP and SAG-NUS* runs",
                      threshold=rule)
-    parts, ok, numbers = [], [], []
+    parts, ok, numbers, tests = [], [], [], []
     for ds in dss:
         c = curves.compare(_rows(frame, a, ds), _rows(frame, b, ds), x)
         r = c.x_b / c.x_a if c.target is not None and math.isfinite(c.x_a) else math.nan
@@ -501,13 +637,16 @@ def gap_vs_sagnus_star_oracle(frame: pd.DataFrame) -> Claim:
             r = math.inf
         good = (1 / par <= r <= par) if ds == "ocr" else r >= much
         ok.append(bool(good))
+        what = f"{dataset_title(ds)} r"
+        tests += ([Check(what, r, ">=", 1 / par), Check(what, r, "<=", par)] if ds == "ocr"
+                  else [Check(what, r, ">=", much)])
         parts.append(f"{dataset_title(ds)}: {c.describe(a, b, 'oracle calls / n')} (r = "
                      f"{r:.2f}, {'as the paper' if good else 'unlike the paper'})")
         numbers.append(f"{dataset_title(ds)} " + (f"{r:.2f}" if math.isfinite(r) else
                                                   _short(c, a, b)))
     return Claim(key, SUPPORTED if all(ok) else NOT_SUPPORTED,
                  "; ".join(parts) + _coverage(dss) + ".",
-                 "r = SAG-NUS* / SDCA-GAP: " + ", ".join(numbers), rule)
+                 "r = SAG-NUS* / SDCA-GAP: " + ", ".join(numbers), rule, tests=tuple(tests))
 
 
 def line_search_cost(frame: pd.DataFrame) -> Claim:
@@ -540,12 +679,16 @@ def line_search_cost(frame: pd.DataFrame) -> Claim:
                      "shares", threshold=rule)
     mi, ms = float(np.mean(its)), float(np.mean(shs))
     ok = lo_i <= mi <= hi_i and lo_s <= ms <= hi_s
+    tests = (Check("evaluations per update", mi, ">=", lo_i),
+             Check("evaluations per update", mi, "<=", hi_i),
+             Check("share of the time", ms, ">=", lo_s), Check("share of the time", ms, "<=", hi_s))
     detail = "; ".join(f"{dataset_title(d)}: {i:.2f} iterations, {100 * s:.1f}% of the time"
                        for d, i, s in per)
     return Claim(key, SUPPORTED if ok else NOT_SUPPORTED,
                  f"mean over datasets {mi:.2f} iterations per update and {100 * ms:.1f}% of "
                  f"solver time ({detail}).",
-                 f"{mi:.2f} evaluations per update, {100 * ms:.1f}% of the time", rule)
+                 f"{mi:.2f} evaluations per update, {100 * ms:.1f}% of the time", rule,
+                 tests=tests)
 
 
 CLAIMS: tuple[Callable[[pd.DataFrame], Claim], ...] = (
@@ -592,6 +735,9 @@ def evaluate(claim: Callable[[pd.DataFrame], Claim], frame: pd.DataFrame,
         return c
     ok = sum(v.verdict == SUPPORTED for v in decided.values())
     c.verdict = SUPPORTED if ok == len(decided) else NOT_SUPPORTED
+    # the margin: every seed's tests (each seed's verdict rests on its own)
+    c.tests = tuple(Check(f"seed {fmt_num(s)}, {t.what}", t.value, t.op, t.limit)
+                    for s, v in decided.items() for t in v.tests)
     c.seeds = (f"supported on {ok} of {len(decided)} seeds; "
                + "; ".join(f"seed {fmt_num(s)}: {v.verdict}" + (f" ({v.number})" if v.number
                                                                  else "")

@@ -177,16 +177,27 @@ def _claims_section(rs: RunSet) -> list[str]:
             f"{', '.join(str(s) for s in seeds)}: numbers are medians over the seeds, and a "
             "claim is supported only if it holds for every seed that has its runs."
             if seeds else "") + "\n"]
+    close = [i for i, c in enumerate(cl, 1) if c.close]
+    L.append("The margin column says how far the number that decides each verdict lies "
+             "from its threshold (relative to the threshold): within "
+             f"{100 * claims_mod.CLOSE_CALL:.0f}% a verdict is a close call, which a small "
+             "change in one run could flip"
+             + (f" ({'claims' if len(close) > 1 else 'claim'} "
+                f"{', '.join(map(str, close))} here)." if close else "; none is here.")
+             + "\n")
     rows = [{"#": str(i), "claim": c.paper.summary, "paper": c.paper.where,
-             "verdict": f"**{c.verdict}**", "our number": c.number or "—"}
+             "verdict": f"**{c.verdict}**", "our number": c.number or "—",
+             "margin": c.margin_short}
             for i, c in enumerate(cl, 1)]
-    L.append(tables.markdown_table(pd.DataFrame(rows), align="rllll"))
+    L.append(tables.markdown_table(pd.DataFrame(rows), align="rlllll"))
     for i, c in enumerate(cl, 1):
         L += [f"**{i}. {c.paper.summary}** ({c.paper.where}; our figure `{c.figure}`)\n",
               f"> \"{c.paper.quote}\" ({c.paper.where})\n",
-              f"- Verdict: {c.verdict}" + (f" ({c.seeds})" if c.seeds else ""),
+              f"- Verdict: {c.verdict}" + (" (a close call)" if c.close else "")
+              + (f" ({c.seeds})" if c.seeds else ""),
               f"- Our number: {c.number or '—'}",
               f"- Decided by: {c.threshold}",
+              f"- Margin: {c.margin or '—'}",
               f"- Evidence: {c.evidence}",
               f"- Where our setting differs: {c.paper.differs}\n"]
     return L
