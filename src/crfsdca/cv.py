@@ -37,6 +37,7 @@ from .errors import ConfigError
 from .estimator import CRF, training_lists
 from .model.objective import predict as viterbi_labels
 from .model_file import Model
+from .runtime.threads import usable_cores
 from .solvers.registry import SOLVERS
 from .training.folds import make_fold
 from .training.learn import check_values, feature_mass, scale_problem
@@ -101,7 +102,8 @@ class CRFCV(BaseEstimator):
         estimator's ``epsilon``.
     n_jobs : int or None, default None
         Paths fitted at once, through joblib (None: 1 unless in a joblib context). Each
-        fit then runs on at most ``cpu_count // n_jobs`` of the CRF's ``threads``.
+        fit then runs on at most ``cores // n_jobs`` threads (the CRF's ``threads``, or
+        that share when None), so that the search never oversubscribes the cores.
     path_epsilon : float or None, default None
         The certified relative gap at which each point of a path stops (None:
         [PATH_EPSILON][crfsdca.cv.PATH_EPSILON]) for the solvers stopped by their
@@ -213,7 +215,8 @@ class CRFCV(BaseEstimator):
                 raise ConfigError(f"c2s: {why}")
 
         workers = joblib.effective_n_jobs(self.n_jobs)
-        threads = max(1, min(int(crf.threads), joblib.cpu_count() // max(workers, 1)))
+        share = max(1, usable_cores() // max(workers, 1))
+        threads = share if crf.threads is None else max(1, min(int(crf.threads), share))
         run = PathRun(settings.config, settings.epochs,
                       None if settings.epsilon is None else path_epsilon,
                       crf.max_seconds, crf._seed(), threads,

@@ -159,9 +159,12 @@ class CRF(BaseEstimator):
         Budget in solver seconds.
     random_state : int, numpy.random.RandomState or None, default 0
         Seed of the stochastic solvers (None: a fresh one).
-    threads : int, default 1
-        Threads of SDCA (parallel lanes sharing w) and of the full-batch passes of
-        ``lbfgs`` and of the monitor.
+    threads : int or None, default None
+        Threads of the fit (None: every core this process may use, its affinity mask, the
+        cgroup's CPU quota and an explicit ``OMP_NUM_THREADS`` counted, as scikit-learn's
+        OpenMP estimators count them). They run the full-batch passes (``lbfgs``'s
+        gradient, the certificate, predictions), whose chunks and sums are fixed by the
+        data, and SDCA's ``partitions``: the model never depends on the thread count.
     warm_start : bool, default False
         Keep SDCA's dual state after ``fit``; the next ``fit`` starts every sequence it has
         seen from its dual block and every new one from the smoothed Dirac of its labels
@@ -287,13 +290,13 @@ class CRF(BaseEstimator):
 
     def __init__(self, algorithm="sdca", c1=0.0, c2=1.0, max_iterations=None, epsilon=None,
                  min_freq=0.0, all_possible_states=False, all_possible_transitions=False,
-                 bias=False, max_seconds=None, random_state=0, threads=1, warm_start=False,
+                 bias=False, max_seconds=None, random_state=0, threads=None, warm_start=False,
                  save_dual=False, verbose=False, model_filename=None, model_format=None,
                  keep_tempfiles=False, trainer_cls=None, class_weight=None, *, sampler=None,
                  non_uniformity=None,
                  line_search=None, line_search_start=None, subprecision=None, step_size=None,
                  refresh_every=None, store_dtype=None, init_c=None, catalyst=None,
-                 catalyst_floor=None, sag_lipschitz_init=None, sag_decrease=None,
+                 catalyst_floor=None, partitions=None, sag_lipschitz_init=None, sag_decrease=None,
                  sag_decrease_guarded=None, sag_first_visit=None, sag_step_rule=None,
                  sag_guard=None, sag_max_doublings=None, oeg_eta0=None, oeg_c0=None,
                  oeg_eta_increase=None, oeg_eta_max=None, oeg_max_trials=None,
@@ -341,6 +344,7 @@ class CRF(BaseEstimator):
         self.init_c = init_c
         self.catalyst = catalyst
         self.catalyst_floor = catalyst_floor
+        self.partitions = partitions
         self.sag_lipschitz_init = sag_lipschitz_init
         self.sag_decrease = sag_decrease
         self.sag_decrease_guarded = sag_decrease_guarded
@@ -484,7 +488,7 @@ class CRF(BaseEstimator):
         learned = learn(problem, config, seed=self._seed(), epochs=run.epochs,
                         epsilon=run.epsilon, max_seconds=self.max_seconds,
                         verbose=bool(self.verbose), stream=stream, start=start,
-                        threads=int(self.threads),
+                        threads=self.threads,
                         shrink_to_fit=("store_dtype",) if self.store_dtype is None else ())
         if learned.status == "interrupted":
             print("training interrupted: keeping the last weights", file=sys.stderr)

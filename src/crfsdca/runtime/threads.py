@@ -20,19 +20,32 @@ _POOLS: dict[int, ThreadPoolExecutor] = {}
 
 
 def usable_cores() -> int:
-    """The cores this process may run on (its affinity mask, else the machine's)."""
+    """The cores this process may use, as scikit-learn's OpenMP estimators count them: its
+    affinity mask and the cgroup's CPU quota (a container limited to 2 CPUs on a 64-core
+    host: 2; joblib's ``cpu_count`` reads both), and no more than an explicit
+    ``OMP_NUM_THREADS`` (which joblib's workers inside a parallel search set to their
+    share of the cores, so that fits in a search never oversubscribe the machine)."""
+    import joblib  # here: 40 ms of imports that one thread never needs
+
+    cores = joblib.cpu_count(only_physical_cores=False)
     try:
-        return len(os.sched_getaffinity(0))
+        cores = min(cores, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
-        return os.cpu_count() or 1
+        pass
+    omp = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    if omp.isdigit() and int(omp) > 0:
+        cores = min(cores, int(omp))
+    return max(int(cores), 1)
 
 
 def check_threads(threads) -> int:
-    """``threads`` as a positive int, or a ConfigError; more than :func:`usable_cores` is
-    capped there with a warning (more threads than cores only wait for each other, and
-    thousands cannot even be started)."""
+    """``threads`` as a positive int (None: :func:`usable_cores`), or a ConfigError; more
+    than :func:`usable_cores` is capped there with a warning (more threads than cores only
+    wait for each other, and thousands cannot even be started)."""
+    if threads is None:
+        return usable_cores()
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise ConfigError(f"threads must be a positive integer, got {threads!r}")
+        raise ConfigError(f"threads must be a positive integer or None, got {threads!r}")
     cores = usable_cores()
     if threads > cores:
         warnings.warn(f"threads={threads} is more than the {cores} cores this process may "

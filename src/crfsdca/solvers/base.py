@@ -131,10 +131,11 @@ class Solver(ABC):
         if problem.train.n_dense and not (caps and caps.supports_dense):
             raise ConfigError(f"{self.name} does not read array attributes (a dense block): "
                               f"use {_able('supports_dense')}")
-        self.threads = check_threads(threads)
-        if threads > 1 and not (caps and caps.supports_threads):
+        threaded = caps is not None and caps.supports_threads
+        if threads is not None and check_threads(threads) > 1 and not threaded:
             raise ConfigError(f"{self.name} runs on one thread: use "
                               f"{_able('supports_threads')} for threads > 1")
+        self.threads = check_threads(threads) if threaded else 1  # None: every core
         self.problem = problem
         self.seed = int(seed)
         if config is not None:

@@ -74,67 +74,6 @@ def make_sampler(scheme: str, theta: float, n: int, lipschitz: np.ndarray | None
                         max_arg, np.arange(n, dtype=np.int64), cursor)
 
 
-class LaneSamplers(NamedTuple):
-    """The samplers of several lanes in flat arrays, so that the parallel kernel takes
-    them in one argument whose type does not depend on the number of lanes (a tuple of
-    samplers has the lane count in its type, and numba compiled the kernel anew for every
-    thread count). Lane t's arrays are the slices ``starts[t]:starts[t + 1]`` of gaps,
-    lipschitz and order, ``tree_starts`` of tree, ``max_starts`` of max_tree and max_arg,
-    and its cursor is ``cursor[t * CURSOR_STRIDE]``, alone on its cache line."""
-
-    scheme: int
-    theta: float
-    gaps: np.ndarray
-    lipschitz: np.ndarray
-    tree: np.ndarray
-    max_tree: np.ndarray
-    max_arg: np.ndarray
-    order: np.ndarray
-    cursor: np.ndarray
-    starts: np.ndarray
-    tree_starts: np.ndarray
-    max_starts: np.ndarray
-
-
-CURSOR_STRIDE = 8
-"""int64 entries between two lanes' cursors: a cache line."""
-
-
-def _flat(parts):
-    starts = np.zeros(len(parts) + 1, dtype=np.int64)
-    np.cumsum([len(a) for a in parts], out=starts[1:])
-    return np.concatenate(parts), starts
-
-
-def stack_samplers(samplers) -> tuple[LaneSamplers, list[SamplerState]]:
-    """The lanes' samplers in flat arrays, and each lane's sampler as views of them (the
-    same state, read and updated in either form)."""
-    first = samplers[0]
-    gaps, starts = _flat([s.gaps for s in samplers])
-    lipschitz, _ = _flat([s.lipschitz for s in samplers])
-    order, _ = _flat([s.order for s in samplers])
-    tree, tree_starts = _flat([s.tree for s in samplers])
-    max_tree, max_starts = _flat([s.max_tree for s in samplers])
-    max_arg, _ = _flat([s.max_arg for s in samplers])
-    cursor = line_zeros(CURSOR_STRIDE * len(samplers), np.int64)
-    cursor[::CURSOR_STRIDE] = [s.cursor[0] for s in samplers]
-    flat = LaneSamplers(first.scheme, first.theta, gaps, lipschitz, tree, max_tree, max_arg,
-                        order, cursor, starts, tree_starts, max_starts)
-    return flat, [lane_sampler(flat, t) for t in range(len(samplers))]
-
-
-@njit(inline="always", **NJIT)
-def lane_sampler(ls, t):
-    """Lane t's sampler: views of the flat arrays of ``ls`` (a :class:`LaneSamplers`)."""
-    a, b = ls.starts[t], ls.starts[t + 1]
-    ta, tb = ls.tree_starts[t], ls.tree_starts[t + 1]
-    ma, mb = ls.max_starts[t], ls.max_starts[t + 1]
-    c = t * CURSOR_STRIDE
-    return SamplerState(ls.scheme, ls.theta, ls.gaps[a:b], ls.lipschitz[a:b],
-                        ls.tree[ta:tb], ls.max_tree[ma:mb], ls.max_arg[ma:mb],
-                        ls.order[a:b], ls.cursor[c:c + 1])
-
-
 @njit(**NJIT)
 def draw(s, rng):
     """The next sequence to visit."""

@@ -21,10 +21,18 @@ from ..runtime.jit import aligned_copy, aligned_empty, aligned_zeros, dot, line_
 from ..runtime.threads import run_parallel
 from .base import Problem, Solver
 from .catalyst import CatalystLoop, kappa_ratio
-from .index import max_distinct_attributes, sequence_index
+from .index import SequenceIndex, max_distinct_attributes, sequence_index
+from .partitions import (
+    NO_ROWS,
+    add_change,
+    gather,
+    local_split,
+    partition_bounds,
+    threshold_rows,
+)
 from .registry import SDCA_OPTIONS
 from .rng import make_rng
-from .sampling import TREE_SCHEMES, SamplerState, make_sampler, stack_samplers
+from .sampling import TREE_SCHEMES, SamplerState, make_sampler
 from .sdca_kernel import (
     CYC_LS,
     CYC_ORACLE,
@@ -41,12 +49,15 @@ from .sdca_kernel import (
     SDCABuffers,
     SDCAOptions,
     SDCAState,
+    gap_values,
+    record_gaps,
     refresh_gaps,
     sdca_run,
-    sdca_run_lanes,
 )
 from .sdca_linesearch import LINE_SEARCH_CODES
-from .sdca_locks import lane_locks, row_locks
+
+REFRESH_CHUNK = 64
+"""Sequences a thread takes at a time when the threads share a refresh of the gaps."""
 
 
 def weighted_radii(problem: Problem) -> np.ndarray:
@@ -65,38 +76,39 @@ def theoretical_step(problem: Problem, lam: float | None = None) -> float:
     return 1.0 / (1.0 + float(np.max(weighted_radii(problem))) / (lam * problem.n))
 
 
-class _Lane(NamedTuple):
-    """The sequences one thread works on, with its own sampler, random stream, buffers
-    and counters; every lane shares w and the marginal store (``math.md`` section 9)."""
+class _Part(NamedTuple):
+    """One part of the sequences (:mod:`.partitions`): its own index (attributes
+    renumbered, unless it is the only part), sampler, random stream, buffers, counters
+    and copy of the weights; its slices of the marginal store and entropies are views."""
 
-    members: np.ndarray  # int64, sorted: the lane's sampler index j is sequence members[j]
+    lo: int  # its sequences: lo..hi - 1
+    hi: int
+    members: np.ndarray  # int64, local: the sampler's index j is sequence lo + members[j]
+    index: SequenceIndex
+    n_attributes: int
+    rows: np.ndarray  # where its local weights lie in w (empty: the part is the whole)
+    start: np.ndarray  # v[rows] at the round's start
+    options: SDCAOptions
     state: SDCAState
     buffers: SDCABuffers
     sampler: SamplerState
     rng: np.ndarray
 
 
-def lane_members(n: int, lanes: int, seed: int,
-                 weights: np.ndarray | None = None) -> list[np.ndarray]:
-    """The sequences of each lane: all of them for one lane; otherwise a random split
-    (from ``seed``) into lanes of equal size, so that every lane holds about the same
-    share of tokens and of the gap mass, and the threads stay busy alike. A sequence of
-    weight 0 (``weights``) is in no lane: it is out of the objective, never sampled."""
-    active = (np.arange(n, dtype=np.int64) if weights is None or len(weights) == 0
-              else np.flatnonzero(weights > 0).astype(np.int64))
-    if lanes == 1:
-        return [active]
-    order = active[np.random.default_rng(seed).permutation(len(active))]
-    return [np.sort(order[t::lanes]).astype(np.int64) for t in range(lanes)]
+def active_members(weights: np.ndarray) -> np.ndarray:
+    """The sequences a sampler draws from: all but those of weight 0, which are out of the
+    objective (``weights`` empty: every sequence)."""
+    return np.flatnonzero(weights > 0).astype(np.int64)
 
 
-def lane_steps(n_steps: int, samplers: Sequence[SamplerState], n: int) -> np.ndarray:
-    """How many of ``n_steps`` draws each lane takes: its expected share under the
-    sampler's distribution over all n sequences, rounded so that they add up."""
+def part_steps(n_steps: int, samplers: Sequence[SamplerState]) -> np.ndarray:
+    """How many of ``n_steps`` draws each part takes: its expected share under the
+    sampler's distribution over all the sequences, rounded so that they add up (a
+    function of the parts' states alone)."""
     if len(samplers) == 1:
         return np.array([n_steps])
     sizes = np.array([len(s.gaps) for s in samplers], dtype=np.float64)
-    share = sizes / n
+    share = sizes / sizes.sum()
     mass = np.array([s.tree[1] for s in samplers])
     if samplers[0].scheme in TREE_SCHEMES and mass.sum() > 0:
         theta = samplers[0].theta
@@ -143,7 +155,6 @@ class SDCA(Solver):
         self.refresh_every = o["refresh_every"]
 
         K, n = p.n_labels, p.n
-        self.index = sequence_index(p.train, p.n_attributes)
         dtype = np.dtype(o["store_dtype"])
         if initial_marginals is None:  # the store, w_hat and the entropies in one pass
             mu_unary, mu_pair, v, entropies = dirac_start(
@@ -173,41 +184,16 @@ class SDCA(Solver):
             lam_n=lam * n, method=LINE_SEARCH_CODES[o["line_search"]],
             tol=self.subprecision, fixed_step=self.step_size if self.step_size is not None
             else 1.0, exact_store=o["store_dtype"] == "float64",
-            midpoint=o["line_search_start"] == "midpoint", mask=p.mask, kappa=kappa,
-            atomic=self.threads > 1)
+            midpoint=o["line_search_start"] == "midpoint", mask=p.mask, kappa=kappa)
+        self.state = SDCAState(w, v, mu_unary, mu_pair, entropies, line_zeros(3),
+                               line_zeros(N_COUNTERS, np.int64), line_zeros(1))
         lipschitz = None if p.radii is None else lam + weighted_radii(p) / n
-        max_len = int(np.max(p.train.lengths()))
-        vsize = max(max_distinct_attributes(self.index), 1) * K
-        support = (vsize + 3 * K + K * K) if p.kappa else 0  # the crossing entries
-        locks = row_locks(self.threads)
-        self.lanes = []
-        for t, members in enumerate(lane_members(n, self.threads, seed, p.train.weights)):
-            self.lanes.append(_Lane(
-                members,
-                SDCAState(w, v, mu_unary, mu_pair, entropies, line_zeros(3),
-                          line_zeros(N_COUNTERS, np.int64), line_zeros(1), locks),
-                SDCABuffers(make_workspace(max_len, K), aligned_zeros(vsize),
-                            aligned_zeros(3 * K), aligned_zeros(K * K), aligned_zeros(K * K),
-                            aligned_zeros(vsize if p.kappa else 0), aligned_zeros(support),
-                            aligned_zeros(support)),
-                make_sampler(o["sampler"], o["non_uniformity"], len(members),
-                             None if lipschitz is None else lipschitz[members]),
-                make_rng(seed if t == 0 else seed * 1_000_003 + t)))
-        if len(self.lanes) > 1:  # the kernel's flat form; each lane keeps views of it
-            self._samplers, views = stack_samplers([lane.sampler for lane in self.lanes])
-            self._members = np.concatenate([lane.members for lane in self.lanes])
-            self._member_starts = np.zeros(len(self.lanes) + 1, dtype=np.int64)
-            np.cumsum([len(lane.members) for lane in self.lanes],
-                      out=self._member_starts[1:])
-            self.lanes = [lane._replace(sampler=view, members=self._members[a:b])
-                          for lane, view, a, b in zip(self.lanes, views,
-                                                      self._member_starts[:-1],
-                                                      self._member_starts[1:], strict=True)]
-        self.state = self.lanes[0].state
-        self.sampler = self.lanes[0].sampler
-        self.lane_draws = np.zeros(len(self.lanes), dtype=np.int64)  # draws of each lane
-        self._busy = np.zeros(n, dtype=np.int32)  # sequences a thread is stepping on
-        self._lane_locks = lane_locks(len(self.lanes))
+        bounds = partition_bounds(p.train, o["partitions"])
+        self.parts = [self._part(k, int(lo), int(hi), len(bounds) - 1, seed, lipschitz)
+                      for k, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=True))]
+        self.sampler = self.parts[0].sampler
+        self.part_draws = np.zeros(len(self.parts), dtype=np.int64)  # draws of each part
+        self._spares = None
         self.resync()
         self._steps = 0
         self._next_refresh = self.refresh_every * n if self.refresh_every > 0 else np.inf
@@ -217,6 +203,46 @@ class SDCA(Solver):
         self._last = np.zeros(N_COUNTERS, dtype=np.int64)
         self._last_step_sum = 0.0
 
+    def _part(self, k: int, lo: int, hi: int, parts: int, seed: int,
+              lipschitz: np.ndarray | None) -> _Part:
+        """Part k of ``parts``: sequences lo..hi - 1. The only part works on the solver's
+        own arrays (sequential SDCA, step for step); one of several on its own rows of
+        w, over the local subproblem of lambda / P (:mod:`.partitions`)."""
+        p, s, o = self.problem, self.state, self.opts
+        K = p.n_labels
+        weights = p.train.weights[lo:hi] if p.train.weighted else np.ones(hi - lo)
+        members = active_members(weights)
+        if parts == 1:
+            index, n_attr, rows, start = sequence_index(p.train, p.n_attributes), \
+                p.n_attributes, NO_ROWS, np.zeros(0)
+            state, options = s, self.options
+        else:
+            split = local_split(p.train, lo, hi, p.n_attributes, K)
+            index, n_attr, rows = sequence_index(split.seq, split.n_attributes), \
+                split.n_attributes, split.rows
+            start = aligned_zeros(len(rows))
+            v_k = aligned_zeros(len(rows))
+            w_k = aligned_zeros(len(rows)) if p.l1 else v_k
+            t0, t1 = int(p.train.offsets[lo]), int(p.train.offsets[hi])
+            state = SDCAState(w_k, v_k, s.mu_unary[t0 * K:t1 * K],
+                              s.mu_pair[(t0 - lo) * K * K:(t1 - hi) * K * K],
+                              s.entropies[lo:hi], line_zeros(3),
+                              line_zeros(N_COUNTERS, np.int64), line_zeros(1))
+            mask = self.options.mask[rows] if len(self.options.mask) else self.options.mask
+            options = self.options._replace(lam_n=self.options.lam_n / parts, mask=mask)
+        max_len = int(np.max(np.diff(index.offsets)))
+        vsize = max(max_distinct_attributes(index), 1) * K
+        support = (vsize + 3 * K + K * K) if p.kappa else 0  # the crossing entries
+        return _Part(
+            lo, hi, members, index, n_attr, rows, start, options, state,
+            SDCABuffers(make_workspace(max_len, K), aligned_zeros(vsize),
+                        aligned_zeros(3 * K), aligned_zeros(K * K), aligned_zeros(K * K),
+                        aligned_zeros(vsize if p.kappa else 0), aligned_zeros(support),
+                        aligned_zeros(support)),
+            make_sampler(o["sampler"], o["non_uniformity"], len(members),
+                         None if lipschitz is None else lipschitz[lo + members]),
+            make_rng(seed if k == 0 else seed * 1_000_003 + k))
+
     # -- driving -------------------------------------------------------------------------
     def run(self, n_steps: int) -> None:
         p = self.problem
@@ -224,7 +250,7 @@ class SDCA(Solver):
         while remaining > 0:
             chunk = int(min(remaining, max(self._next_refresh - self._steps, 1),
                             max(self._next_round - self._steps, 1)))
-            self._run_lanes(chunk)
+            self._run_parts(chunk)
             self._steps += chunk
             remaining -= chunk
             if self._steps >= self._next_round:
@@ -272,49 +298,96 @@ class SDCA(Solver):
         return self.catalyst is not None and self._round_end_at == self._steps
 
     def _mean_stored_gap(self) -> float:
-        return float(sum(lane.sampler.gaps.sum() for lane in self.lanes) / self.problem.n)
+        return float(sum(part.sampler.gaps.sum() for part in self.parts) / self.problem.n)
 
-    def _run_lanes(self, n_steps: int) -> None:
-        """n_steps iterations, shared by the lanes as the sampler would share them with
-        one thread: in expectation, (1 - theta) n_t / n + theta M_t / M of the draws go to
-        lane t, M_t the scheme's mass of its sequences (their stored gaps, for gap
-        sampling). With several lanes the shares are recomputed every n / 20 steps, as
-        the masses change, and a thread done with its lane's draws takes the draws left
-        to the others (from their samplers), so that none waits for a slower one."""
+    def _run_parts(self, n_steps: int) -> None:
+        """n_steps iterations. One part runs them as sequential SDCA. Several share them
+        as the sampler would share them with one (in expectation, (1 - theta) n_k / n +
+        theta M_k / M of the draws go to part k, M_k the scheme's mass of its sequences:
+        their stored gaps, for gap sampling) and run them as one round
+        (:mod:`.partitions`): each part from the round's w on its own copy, the threads
+        taking the parts in turn, then the parts' changes added in part order."""
         p = self.problem
-        if len(self.lanes) == 1:
-            lane = self.lanes[0]
-            sdca_run(n_steps, lane.state.w, p.n_attributes, p.n_labels, self.index,
-                     lane.state, lane.buffers, lane.sampler, lane.rng, self.options,
-                     lane.members)
+        if len(self.parts) == 1:
+            part = self.parts[0]
+            sdca_run(n_steps, part.state.w, part.n_attributes, p.n_labels, part.index,
+                     part.state, part.buffers, part.sampler, part.rng, part.options,
+                     part.members)
             return
-        samplers = [lane.sampler for lane in self.lanes]
-        rounds = max(1, -(-n_steps // max(p.n // 20, 1)))
-        done = 0
-        for r in range(1, rounds + 1):
-            k = n_steps * r // rounds - done
-            done += k
-            quota = lane_steps(k, samplers, p.n)
-            self.lane_draws += quota
-            run_parallel([
-                (lambda t=t, lane=lane, quota=quota: sdca_run_lanes(
-                    t, quota, self._samplers, self._members, self._member_starts,
-                    self._busy, self._lane_locks,
-                    lane.state.w, p.n_attributes, p.n_labels, self.index, lane.state,
-                    lane.buffers, lane.rng, self.options))
-                for t, lane in enumerate(self.lanes)])
+        quota = part_steps(n_steps, [part.sampler for part in self.parts])
+        self.part_draws += quota
+
+        def run(part, steps):
+            self._gather(part)
+            sdca_run(steps, part.state.w, part.n_attributes, p.n_labels, part.index,
+                     part.state, part.buffers, part.sampler, part.rng, part.options,
+                     part.members)
+
+        self._each_part(lambda k, part: run(part, int(quota[k])))
+        self._combine()
+
+    def _each_part(self, task) -> None:
+        """task(k, part) for every part, the threads taking parts t, t + threads, ...: the
+        parts are independent, so the order in which they run changes nothing."""
+        parts, threads = self.parts, min(self.threads, len(self.parts))
+        run_parallel([(lambda t=t: [task(k, parts[k]) for k in range(t, len(parts), threads)])
+                      for t in range(threads)])
+
+    def _gather(self, part: _Part) -> None:
+        """The part's copy of the round's v (and w = S_kappa(v) with the elastic net)."""
+        s = part.state
+        gather(part.rows, self.state.v, s.v, part.start)
+        if s.w is not s.v:
+            soft_threshold(s.v, part.options.kappa, out=s.w)
+
+    def _combine(self) -> None:
+        """The round's end: v += (v_k - v_round) / P for each part k in turn (the parts'
+        changes added, CoCoA+'s sigma' = P), then w = S_kappa(v) where v moved."""
+        v, w, P = self.state.v, self.state.w, len(self.parts)
+        for part in self.parts:
+            add_change(part.rows, v, part.state.v, part.start, 1.0 / P)
+        if w is not v:
+            for part in self.parts:
+                threshold_rows(v, w, part.rows, self.options.kappa)
+        self.resync()
 
     def prepare(self) -> None:
-        self._run_lanes(0)
+        self._run_parts(0)
 
     def refresh_gaps(self) -> None:
-        """Recompute every stored gap at the current weights (n oracle calls)."""
+        """Recompute every stored gap at the current weights (n oracle calls): each part
+        on a thread, or the one part's sequences shared by the threads in chunks, each
+        gap computed as one thread would, then stored in order."""
         p = self.problem
-        run_parallel([
-            (lambda lane=lane: refresh_gaps(lane.state.w, p.n_attributes, p.n_labels,
-                                            self.index, lane.state, lane.buffers,
-                                            lane.sampler, lane.members))
-            for lane in self.lanes])
+        if len(self.parts) == 1 and self.threads > 1:
+            part = self.parts[0]
+            values = np.empty(len(part.members))
+            buffers = [part.buffers, *self._spare_buffers()]
+            run_parallel([
+                (lambda t=t: gap_values(part.state.w, part.n_attributes, p.n_labels,
+                                        part.index, part.state, buffers[t], part.members,
+                                        values, t, self.threads, REFRESH_CHUNK))
+                for t in range(self.threads)])
+            record_gaps(part.state, part.sampler, values)
+            return
+
+        def refresh(part):
+            if len(self.parts) > 1:
+                self._gather(part)
+            refresh_gaps(part.state.w, part.n_attributes, p.n_labels, part.index,
+                         part.state, part.buffers, part.sampler, part.members)
+
+        self._each_part(lambda k, part: refresh(part))
+
+    def _spare_buffers(self) -> list[SDCABuffers]:
+        """Buffers for the threads past the first of a one-part refresh (made once)."""
+        if self._spares is None:
+            part, K = self.parts[0], self.problem.n_labels
+            max_len = int(np.max(np.diff(part.index.offsets)))
+            self._spares = [SDCABuffers(make_workspace(max_len, K), *(np.zeros(0),) * 3,
+                                        aligned_zeros(K * K), *(np.zeros(0),) * 3)
+                            for _ in range(self.threads - 1)]
+        return self._spares
 
     def objective(self) -> float | None:
         """P at ``weights()`` at the end of a Catalyst round (at the monitor's epochs), where
@@ -331,7 +404,7 @@ class SDCA(Solver):
         return self._round_point if self._at_round_end() else self.state.w
 
     def _counters(self) -> np.ndarray:
-        return sum(lane.state.counters for lane in self.lanes)
+        return sum(part.state.counters for part in self.parts)
 
     def counters(self) -> dict[str, int]:
         c = self._counters()
@@ -355,13 +428,14 @@ class SDCA(Solver):
 
     def resync(self) -> None:
         """Recompute the maintained sums exactly (removes floating-point drift; with
-        threads, each lane's sums are moot and the first lane holds the whole)."""
+        several parts, each part's sums are its own and the solver's state holds the
+        whole)."""
         s = self.state
         s.scalars[W_NORM2] = dot(s.w, s.w)
         s.scalars[SUM_ENTROPY] = weighted_sum(s.entropies, self.problem.train)
-        for lane in self.lanes:
-            lane.state.scalars[SUM_GAPS] = lane.sampler.gaps.sum()
-        s.scalars[SUM_GAPS] = sum(lane.sampler.gaps.sum() for lane in self.lanes)
+        for part in self.parts:
+            part.state.scalars[SUM_GAPS] = part.sampler.gaps.sum()
+        s.scalars[SUM_GAPS] = sum(part.sampler.gaps.sum() for part in self.parts)
 
     def gap_estimate(self) -> float:
         """Mean of the stored (possibly stale) block gaps.
@@ -390,14 +464,14 @@ class SDCA(Solver):
         return self.state.mu_unary, self.state.mu_pair
 
     def phase_cycles(self) -> dict[str, int]:
-        """Cycle-counter ticks spent so far in each phase of a step, summed over lanes."""
+        """Cycle-counter ticks spent so far in each phase of a step, summed over parts."""
         c = self._counters()
         return {name: int(c[CYC_ORACLE + k]) for k, name in enumerate(PHASES)}
 
     def diagnostics(self) -> dict[str, float]:
         c = self._counters()
         d = c - self._last
-        step_sum = sum(lane.state.sums[SUM_STEP] for lane in self.lanes)
+        step_sum = sum(part.state.sums[SUM_STEP] for part in self.parts)
         updates = max(int(d[UPDATES]), 1)
         cyc = d[CYC_ORACLE:CYC_ORACLE + len(PHASES)]
         total = max(int(cyc.sum()), 1)

@@ -9,8 +9,10 @@ own, inlined into the step, whose cycles the step counts (``SDCA.phase_cycles``)
 4. ``line_search`` (:func:`~.sdca_linesearch.line_search`): the step size gamma, maximizing
    f(gamma) = H~(mu_i + gamma delta) - (lambda n / 2) ||w + gamma u||^2
    (:mod:`.sdca_linesearch`);
-5. ``update`` (:func:`_update`): mu_i += gamma delta and w += gamma u, under the locks of
-   :mod:`.sdca_locks` when threads share w.
+5. ``update`` (:func:`_update`): mu_i += gamma delta and w += gamma u.
+
+Each part of partitioned SDCA (:mod:`.partitions`) runs these steps on its own copy of
+the weights, so no step ever shares w with another thread.
 
 The sum of the entropies H~(mu_i) and ||w||^2 are kept up to date, so the dual objective
 is known at every step.
@@ -47,8 +49,8 @@ from ..model.oracle import (
     unary_scores,
 )
 from ..model.stats import add_dense_outer, mask_direction
-from ..runtime.jit import NJIT, NJIT_FAST, cycles, lock, prefetch_range, unlock
-from .sampling import draw, lane_sampler, record_gap
+from ..runtime.jit import NJIT, NJIT_FAST, cycles, prefetch_range
+from .sampling import draw, record_gap
 from .sdca_linesearch import (
     FIXED,
     SINGLE_NEWTON,
@@ -58,7 +60,6 @@ from .sdca_linesearch import (
     quadratic,
     soft,
 )
-from .sdca_locks import BIAS_LOCK, LOCK_SPACING, TRANS_LOCK, hold_stripe, release_stripe
 
 # scalars[]: running quantities of the state
 W_NORM2, SUM_ENTROPY, SUM_GAPS = 0, 1, 2
@@ -81,7 +82,6 @@ class SDCAState(NamedTuple):
     scalars: np.ndarray  # float64: ||w||^2, sum_i H_i, sum of stored gaps
     counters: np.ndarray  # int64, see above
     sums: np.ndarray  # float64 accumulators (step sizes)
-    locks: np.ndarray  # int32, shared by the threads: the locks of w's rows (row_locks)
 
 
 class SDCABuffers(NamedTuple):
@@ -89,7 +89,7 @@ class SDCABuffers(NamedTuple):
     v_emission: np.ndarray  # max distinct attributes * K
     v_bias: np.ndarray  # 3K
     v_trans: np.ndarray  # KK
-    w_trans: np.ndarray  # KK: the transition weights the oracle read (threads change w)
+    w_trans: np.ndarray  # KK: the transition weights the oracle read
     v_rows: np.ndarray  # elastic net: v's rows of the sequence's attributes, gathered
     cross_v: np.ndarray  # elastic net: v and u of the entries whose sign may change in a
     cross_u: np.ndarray  # step (Block.n_cross of them); u's largest support
@@ -106,7 +106,6 @@ class SDCAOptions(NamedTuple):
     midpoint: bool  # the paper's rtsafe from 0.5 instead of our regula-falsi start
     mask: np.ndarray  # the feature mask (uint8 per weight), empty: every weight
     kappa: float  # l1 / lam: the L1 threshold of the elastic net (0: ridge only)
-    atomic: bool  # other threads update w too: add to it under the rows' locks
 
 
 @njit(**NJIT_FAST)
@@ -254,38 +253,24 @@ def _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, scale, v_em, v_b
 
 
 @njit(**NJIT)
-def _apply_primal(w, n_attr, K, idx, i, gamma, v_em, v_bias, v_trans, locks, atomic):
-    """w += gamma u on the support of the direction; when threads share w, each run of
-    consecutive rows in one attribute stripe, the bias block and the transition block
-    under their lock (one held at a time)."""
+def _apply_primal(w, n_attr, K, idx, i, gamma, v_em, v_bias, v_trans):
+    """w += gamma u on the support of the direction."""
     ua0 = idx.uniq_ptr[i]
     nu = idx.uniq_ptr[i + 1] - ua0
-    held = -1
     for r in range(nu):
-        a = idx.uniq_attr[ua0 + r]
-        if atomic:
-            held = hold_stripe(locks, held, a, n_attr)
-        base = a * K
+        base = idx.uniq_attr[ua0 + r] * K
         w_a = w[base:base + K]
         v_a = v_em[r * K:(r + 1) * K]
         for k in range(K):
             w_a[k] += gamma * v_a[k]
-    release_stripe(locks, held)
     ob = n_attr * K
     w_b = w[ob:ob + 3 * K]
-    if atomic:
-        lock(locks, BIAS_LOCK)
     for j in range(3 * K):
         w_b[j] += gamma * v_bias[j]
-    if atomic:
-        unlock(locks, BIAS_LOCK)
-        lock(locks, TRANS_LOCK)
     ow = ob + 3 * K
     w_t = w[ow:ow + K * K]
     for j in range(K * K):
         w_t[j] += gamma * v_trans[j]
-    if atomic:
-        unlock(locks, TRANS_LOCK)
 
 
 @njit(**NJIT_FAST)
@@ -355,32 +340,19 @@ def _move_l1(v, w, u, gamma, kappa):
 
 
 @njit(**NJIT)
-def _apply_primal_l1(st, idx, buf, blk, gamma, atomic):
+def _apply_primal_l1(st, idx, buf, blk, gamma):
     """v += gamma u and w = S_kappa(v) on the support of u (the change of ||w||^2 is
-    2 (Q(gamma) - Q(0)), known from the line search's split). With threads, each row
-    under its lock, so that w = S_kappa(v) holds at every unlock."""
+    2 (Q(gamma) - Q(0)), known from the line search's split)."""
     K, kappa = blk.K, blk.kappa
     ua0 = idx.uniq_ptr[blk.i]
-    held = -1
     for r in range(idx.uniq_ptr[blk.i + 1] - ua0):
-        a = idx.uniq_attr[ua0 + r]
-        if atomic:
-            held = hold_stripe(st.locks, held, a, blk.n_attr)
-        base = a * K
+        base = idx.uniq_attr[ua0 + r] * K
         _move_l1(st.v[base:base + K], st.w[base:base + K],
                  buf.v_emission[r * K:(r + 1) * K], gamma, kappa)
-    release_stripe(st.locks, held)
     ob = blk.n_attr * K
-    if atomic:
-        lock(st.locks, BIAS_LOCK)
     _move_l1(st.v[ob:ob + 3 * K], st.w[ob:ob + 3 * K], buf.v_bias, gamma, kappa)
-    if atomic:
-        unlock(st.locks, BIAS_LOCK)
-        lock(st.locks, TRANS_LOCK)
     ow = ob + 3 * K
     _move_l1(st.v[ow:ow + K * K], st.w[ow:ow + K * K], buf.v_trans, gamma, kappa)
-    if atomic:
-        unlock(st.locks, TRANS_LOCK)
 
 
 @njit(**NJIT)
@@ -482,10 +454,10 @@ def _update(w, idx, st, buf, blk, d_unary, d_pair, gamma, h_ls, h_old, opt, weig
         gamma = 0.0
     elif opt.kappa == 0.0:
         _apply_primal(w, n_attr, K, idx, i, gamma, buf.v_emission, buf.v_bias,
-                      buf.v_trans, st.locks, opt.atomic)
+                      buf.v_trans)
         st.scalars[W_NORM2] += 2.0 * gamma * wv + gamma * gamma * vv
     else:
-        _apply_primal_l1(st, idx, buf, blk, gamma, opt.atomic)
+        _apply_primal_l1(st, idx, buf, blk, gamma)
         st.scalars[W_NORM2] += 2.0 * q_change
     st.scalars[SUM_ENTROPY] += weight * (h_new - h_old)
     st.entropies[i] = h_new
@@ -550,46 +522,35 @@ def sdca_run(n_steps, w, n_attr, K, idx, st, buf, sampler, rng, opt, members):
 
 
 @njit(**NJIT)
-def sdca_run_lanes(me, quota, samplers, members, member_starts, busy, lane_locks, w, n_attr,
-                   K, idx, st, buf, rng, opt):
-    """This thread's share of a parallel run: the draws of lane ``me`` (``quota[me]`` of
-    them, from its sampler), then, while another lane has draws left, those, from that
-    lane's sampler. The lanes' samplers are ``samplers`` (a
-    :class:`~.sampling.LaneSamplers`), lane t's sequences
-    ``members[member_starts[t]:member_starts[t + 1]]``: flat arrays, so that one
-    compiled kernel serves every number of lanes. Each lane's sampler is drawn from and
-    updated under its lock (``lane_locks[t * LOCK_SPACING]``,
-    :func:`~.sdca_locks.lane_locks`); ``busy`` marks the
-    sequences a thread is stepping on, which no other thread draws meanwhile. So every
-    lane's draws follow its own sampler, as with one thread per lane, and no thread
-    waits for another at the end.
-    """
-    lanes = len(quota)
-    for r in range(lanes):
-        t = (me + r) % lanes
-        s = lane_sampler(samplers, t)
-        mem = members[member_starts[t]:member_starts[t + 1]]
-        lk = t * LOCK_SPACING
-        while True:
-            lock(lane_locks, lk)
-            if quota[t] == 0:
-                unlock(lane_locks, lk)
-                break
-            j = draw(s, rng)
-            if busy[mem[j]] != 0:  # another thread is stepping on it: draw again
-                unlock(lane_locks, lk)
-                continue
-            quota[t] -= 1
-            busy[mem[j]] = 1
-            unlock(lane_locks, lk)
-            gap, _ = sdca_step(mem[j], w, n_attr, K, idx, st, buf, opt)
-            lock(lane_locks, lk)
-            old = s.gaps[j]
-            record_gap(s, j, gap)
-            st.scalars[SUM_GAPS] += s.gaps[j] - old
-            busy[mem[j]] = 0
-            unlock(lane_locks, lk)
+def gap_values(w, n_attr, K, idx, st, buf, members, out, first, stride, chunk):
+    """out[j] = the gap of sequence members[j] at w, for the j of chunks first,
+    first + stride, ... of ``chunk`` members each: one thread's share of a refresh. The
+    Fenchel-Young identity of :func:`_first_pass` needs log Z alone, one forward pass
+    (the step's oracle also needs the marginals)."""
+    tmax = _read_transitions(w, n_attr, K, buf)
+    n = len(members)
+    for c in range(first * chunk, n, stride * chunk):
+        for j in range(c, min(c + chunk, n)):
+            i = members[j]
+            start = idx.offsets[i]
+            T = idx.offsets[i + 1] - start
+            unary_scores(w, n_attr, K, idx, i, buf.ws.scores)
+            logz = forward_logz(buf.ws, T, K, tmax, buf.w_trans, 0)
+            out[j] = sequence_weight(idx, i) * _block_gap(
+                st.mu_unary, start * K, st.mu_pair, (start - i) * K * K, buf.ws.scores,
+                buf.w_trans, 0, T, K, logz, st.entropies[i])
 
+
+@njit(**NJIT)
+def record_gaps(st, sampler, values):
+    """Store the refreshed gaps ``values`` in the sampler, in order (whatever threads
+    computed them), and their sum."""
+    total = 0.0
+    for j in range(len(values)):
+        record_gap(sampler, j, values[j])
+        total += sampler.gaps[j]
+    st.counters[ORACLE] += len(values)
+    st.scalars[SUM_GAPS] = total
 
 
 @njit(**NJIT)

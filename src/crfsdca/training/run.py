@@ -319,7 +319,7 @@ def run_solver(problem, config: SolverConfig, *, epochs: float, seed: int = 0,
     fit in memory, they take their ``shrink`` value if that makes it fit, and the run says
     so (a warning) rather than refusing.
     """
-    threads = check_threads(threads)
+    cores = check_threads(threads)  # the monitor's; the solver resolves its own
     sizes = memory.DataSizes.of_problem(problem)
     smaller = config.shrunk(shrink_to_fit)
     if smaller is not config and not memory.fits(config.train_bytes(sizes)) \
@@ -349,7 +349,7 @@ def run_solver(problem, config: SolverConfig, *, epochs: float, seed: int = 0,
     setup = time.perf_counter() - t0
     if say is not None:
         say(f"{what}: solver built in {setup:.1f}s")
-    monitor = Monitor(problem, evaluate_test=evaluate_test, threads=threads,
+    monitor = Monitor(problem, evaluate_test=evaluate_test, threads=cores,
                       certify=certify or (tol is not None and relative))
     result = train(built, monitor, epochs, period=period, time_limit=seconds, gap_tol=tol,
                    progress=progress, relative=relative, early=early)
