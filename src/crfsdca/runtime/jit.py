@@ -20,15 +20,12 @@ facilities numba does not expose.
   SDCA prefetches the sampled sequence's block of the marginal store before running the
   oracle, so that the block arrives from memory while forward-backward computes;
 - :func:`lock` / :func:`unlock` hold a spin lock (an int32 entry, acquire and release
-  ordering): the threads of parallel SDCA add to the shared weights under locks, each
-  held for a stripe of rows (``sdca_locks.row_locks``), so that no update is lost and
-  w = w_hat(mu) holds whatever the interleaving. A lock taken once for many rows costs
-  one locked instruction where an atomic addition on each entry costs one per weight,
-  each of which also waits for its cache line.
+  ordering): the threads of a full-batch pass claim its chunks under one
+  (``model.passes.claim``).
 - :func:`dot`: the inner product of two long vectors without BLAS. OpenBLAS runs a long
   ``ddot`` on all the cores and its threads then spin for a while; when a solver's own
-  threads start right after (a monitor's ||w||^2, then parallel SDCA), one of them
-  finds its core taken: two SDCA lanes on NER then ran no faster than one.
+  threads start right after (a monitor's ||w||^2, then a pass on the threads), one of them
+  finds its core taken.
 """
 
 import errno

@@ -197,8 +197,8 @@ def learn(problem: Problem, config: SolverConfig, seed: int = 0,
     ``verbose``).
 
     ``start`` continues a previous run (what the solver's registry entry says it continues
-    from: a dual state's marginals, or weights); ``threads``: SDCA's lanes and the
-    full-batch passes (sdca, lbfgs). Ctrl-C stops with the weights reached (status
+    from: a dual state's marginals, or weights); ``threads``: the full-batch passes and
+    SDCA's parts (None: every usable core; the model is the same on any number). Ctrl-C stops with the weights reached (status
     ``interrupted``). The log has a row at the start and one per epoch; none is scheduled
     within the first (the reproduction's traces have such rows; each costs a pass over
     the data), though a stop there (convergence, a time limit, Ctrl-C) writes its row.

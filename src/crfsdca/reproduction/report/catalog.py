@@ -109,11 +109,11 @@ FIGURES: dict[str, Artifact] = {a.name: a for a in (
         "threads", ("threads",),
         "SDCA-GAP on several threads.",
         "SDCA-GAP (gap sampling, non-uniformity 0.8) on 1, 2, ... threads: log10 relative "
-        "sub-optimality (P - P*) / P* against solver seconds, one panel per dataset. Each "
-        "thread runs SDCA on its own random share of the sequences and all share the "
-        "weights (asynchronous lanes, rows of w updated under locks, docs/math.md section 9).",
-        "SDCA-GAP on 1, 2, ... threads (lanes on random shares of the sequences sharing "
-        "the weights): relative sub-optimality against solver seconds."),
+        "sub-optimality (P - P*) / P* against solver seconds, one panel per dataset. The "
+        "steps are the same on every thread count (one part, docs/math.md section 9); the "
+        "threads run the full-batch passes and the refresh of the stored gaps.",
+        "SDCA-GAP on 1, 2, ... threads (the same steps; the passes on the threads): "
+        "relative sub-optimality against solver seconds."),
     Artifact(
         "wallclock", ("fig4_methods", CRFSUITE_GROUP),
         "Every method against solver seconds.",
