@@ -198,10 +198,11 @@ def learn(problem: Problem, config: SolverConfig, seed: int = 0,
 
     ``start`` continues a previous run (what the solver's registry entry says it continues
     from: a dual state's marginals, or weights); ``threads``: the full-batch passes and
-    SDCA's parts (None: every usable core; the model is the same on any number). Ctrl-C stops with the weights reached (status
-    ``interrupted``). The log has a row at the start and one per epoch; none is scheduled
-    within the first (the reproduction's traces have such rows; each costs a pass over
-    the data), though a stop there (convergence, a time limit, Ctrl-C) writes its row.
+    SDCA's parts (None: every usable core; the model is the same on any number). Ctrl-C
+    stops with the weights reached (status ``interrupted``). The log has a row at the start
+    and one per epoch; none is scheduled within the first (the reproduction's traces have
+    such rows; each costs a pass over the data), though a stop there (convergence, a time
+    limit, Ctrl-C) writes its row.
     ``shrink_to_fit``: the options the user left to the fit, which may shrink the state
     where it would not fit in memory (:func:`~crfsdca.training.run.run_solver`).
     """
