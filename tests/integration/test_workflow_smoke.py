@@ -101,6 +101,7 @@ def test_smoke_profile_end_to_end(tmp_path, http_dir):
     assert (work / "results" / "smoke" / "tables" / "table1_datasets.md").exists()
 
     check_outputs(work, wf)
+    _check_digests(work, wf)
 
     again = _snakemake(work, "-n")
     assert again.returncode == 0, again.stderr
@@ -137,6 +138,25 @@ def test_smoke_profile_end_to_end(tmp_path, http_dir):
     assert counts["report_md"] == 1
 
     _check_stopped_runs(work, wf)
+
+
+def _check_digests(work: Path, wf: SimpleNamespace) -> None:
+    """Every trace column but the timings, and every optimum, as the smoke profile's
+    stored digests have them (tests/reproduction/digests/smoke.json, issue 59; rules in
+    crfsdca.reproduction.digests): a changed trajectory fails here, naming its first run
+    and column, before the test edits a solver. Rewrite the file only for a change that
+    is meant (a fix), in a commit that says why:
+    make smoke && python -m crfsdca.reproduction.digests write --results results/smoke
+    --out tests/reproduction/digests/smoke.json"""
+    from crfsdca.reproduction import digests
+
+    stored = ROOT / "tests" / "reproduction" / "digests" / "smoke.json"
+    results = work / wf.RESULTS
+    found = digests.check(digests.load(stored), results)
+    assert not found, digests.report(found, stored, results, "smoke")
+    # the digests cover every finished single-thread run and every optimum of the profile
+    assert list(digests.load(stored)["runs"]) == digests.available_runs(results)
+    assert sorted(digests.load(stored)["optima"]) == sorted(DATASETS)
 
 
 def _as_in_a_terminal() -> None:
