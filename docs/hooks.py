@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import json
 import os
 import re
 import subprocess
@@ -302,6 +303,44 @@ def studies_table() -> str:
     return "\n".join(lines)
 
 
+PARTITIONS_RUN = STUDIES / "runs" / "partitions.json"
+
+
+def partitions_table() -> str:
+    """``benchmarks/studies/partitions.py``'s stored run: per dataset and c2, the epochs
+    (or the relative gap at the budget) of each number of parts, and their ratio to one
+    part's."""
+    run = json.loads(PARTITIONS_RUN.read_text())
+    rows = run["rows"]
+    parts = sorted({r["P"] for r in rows})
+    lines = ["| data | c1 | c2 | " + " | ".join(f"P = {p}" for p in parts) + " |",
+             "|---|---|---|" + "---|" * len(parts)]
+    for key in dict.fromkeys((r["dataset"], r["c1"], r["c2"]) for r in rows):
+        cell = {r["P"]: r for r in rows if (r["dataset"], r["c1"], r["c2"]) == key}
+        one = cell.get(1)
+        out = []
+        for p in parts:
+            r = cell.get(p)
+            if r is None:
+                out.append("")
+            elif r["status"] != "converged":
+                out.append(f"> {r['epochs']:g} (gap {r['relative_gap']:.1e})")
+            elif one is not None and one["status"] == "converged" and p > 1:
+                ratio = r["epochs"] / one["epochs"]
+                out.append(f"{r['epochs']:g} ({ratio:.2f}x; {p / ratio:.1f}x on {p} cores)")
+            else:
+                out.append(f"{r['epochs']:g}")
+        name = {"ner": "Dutch NER", "chunk": "CoNLL-2000"}.get(key[0], key[0])
+        lines.append(f"| {name} | {key[1]:g} | {key[2]:g} | " + " | ".join(out) + " |")
+    lines.append("")
+    lines.append(f"Epochs to the default certified relative gap, one thread, a budget of "
+                 f"{run['budget']} epochs ('>': not reached, the gap at the budget); in "
+                 f"brackets the epochs over one part's, and the modelled speed-up on P "
+                 f"cores, P x (epochs at P = 1) / (epochs at P), an upper bound that "
+                 f"leaves out the round's serial end; {run['machine']}.")
+    return "\n".join(lines)
+
+
 def placeholder(name: str) -> str:
     """The text of ``{{ name }}``."""
     parts = name.split(".")
@@ -311,7 +350,8 @@ def placeholder(name: str) -> str:
         return option(parts[1], parts[2])
     generated = {"bench_current": lambda: _publish("site"),
                  "bench_table": lambda: _publish("table"),
-                 "bench_suite": suite_table, "studies": studies_table}
+                 "bench_suite": suite_table, "studies": studies_table,
+                 "partitions": partitions_table}
     if name not in generated:
         raise PluginError(f"unknown placeholder {{{{ {name} }}}}")
     return generated[name]()
