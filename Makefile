@@ -26,6 +26,23 @@ $(BIN)/.installed: pyproject.toml
 reproduce: $(BIN)/.installed
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/snakemake --cores $(CORES)
 
+# Whether the full profile still makes the traces and optima it made (issue 59): the
+# cheapest run of each dataset (SDCA-GAP, one thread; on NER theta = 0.8 and 1) and the
+# optima that tests/reproduction/digests/full.json names (OCR's and NER's), built under
+# results/ as make reproduce builds them (a run whose code changed runs again), then
+# every trace column but the timings, and each optimum, compared with that file's
+# digests; a difference names the first run and column, with its row and both values
+# (exit 1). About 15 minutes on two idle cores. Rules and tolerances:
+# docs/reproduction/report.md; make test checks the smoke profile the same way.
+DIGESTS := tests/reproduction/digests
+
+.PHONY: reproduce-check
+reproduce-check: $(BIN)/.installed
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/snakemake --cores $(CORES) $$($(BIN)/python -m \
+		crfsdca.reproduction.digests targets --digests $(DIGESTS)/full.json --results results)
+	$(BIN)/python -m crfsdca.reproduction.digests check --digests $(DIGESTS)/full.json \
+		--results results
+
 # CRFsuite's own sources (python-crfsuite's sdist has its frontend): the tests build its
 # `crfsuite` program and tag with models written here.
 CRFSUITE_SDIST := $(VENV)/sdist/python_crfsuite-0.9.12.tar.gz
