@@ -7,7 +7,9 @@
 # and, after a reproduction, make report-html (PROFILE=workflow/profiles/smoke after
 # make smoke): the HTML report and a PNG of what a browser shows of it. Not in CI (long):
 #   make wheel       the release build (python -m build: sdist, then the wheel from it, in
-#                    isolated environments) into dist/, and the checks of that wheel
+#                    isolated environments) into dist/, then make test-release on it
+#   make test-release  every way to install from source, in fresh environments, and the
+#                    release wheel's checks
 #   make test-oldest the suite on the lowest Python and the declared floors
 PYTHON ?= python3
 VENV   ?= .venv
@@ -84,12 +86,25 @@ test-oldest: $(OLDEST)/.installed $(CRFSUITE_SDIST)
 # The release build: sdist and wheel in dist/ as `python -m build` makes them (each in an
 # isolated environment with pyproject's build requirements; the wheel carries the
 # kernels of this processor and of every level of its architecture, several minutes on
-# two cores), then the checks of that wheel in fresh environments (tests/integration/test_release.py).
+# two cores), then make test-release on that wheel.
 wheel: $(BIN)/.installed
 	rm -rf dist
 	$(BIN)/python -m build --outdir dist .
-	CRFSDCA_WHEEL=$$(ls $(abspath dist)/crfsdca-*.whl) $(BIN)/python -m pytest -q \
-		-p no:cacheprovider -m release tests/integration/test_release.py
+	CRFSDCA_WHEEL=$$(ls $(abspath dist)/crfsdca-*.whl) $(MAKE) test-release
+
+# Every way users install from source, each in a fresh virtual environment of a Python
+# with nothing installed (pip wheel ., pip install ., pip install git+file://, an sdist of
+# python -m build --sdist installed by pip, python -m build: tests/integration/
+# test_wheel.py and test_install_from_source.py), and the release wheel's checks in fresh
+# environments (tests/integration/test_release.py: dist/'s wheel under make wheel, else a
+# wheel it builds with every level). Needs the package index; 30 minutes or more on two cores.
+RELEASE_TESTS := tests/integration/test_wheel.py tests/integration/test_install_from_source.py \
+	tests/integration/test_release.py
+
+.PHONY: test-release
+test-release: $(BIN)/.installed
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --durations=0 \
+		$(RELEASE_TESTS)
 
 # numba's cache keys each kernel by its own file only: a kernel that calls one of another
 # file keeps that one's old code after an edit of that file alone. After editing kernels,

@@ -1,11 +1,13 @@
-"""The package as users get it: the wheel built from this checkout, installed without the
-workflow extra into a fresh virtual environment outside the repository, then used as a
+"""The package as users get it: ``pip wheel .`` run as a user runs it (a fresh virtual
+environment of a Python with nothing installed, its own pip, build isolation), the wheel
+installed there without the workflow extra, outside the repository, then used as a
 library and as CRFsuite's command line, once more with the package and HOME read-only,
 and as other processors (numba told another processor name and features).
 
 The wheel here ships one level, x86-64-v3 (each level compiles every kernel once more, a
-minute or more on two cores); ``make wheel`` builds the release wheel with all of them
-and checks it (``tests/integration/test_release.py``)."""
+minute or more on two cores); ``make test-release`` checks the other ways to install from
+source (``tests/integration/test_install_from_source.py``) and ``make wheel`` the release
+wheel with every level (``tests/integration/test_release.py``)."""
 
 from __future__ import annotations
 
@@ -16,24 +18,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers.emulated import (
-    ROOT,
-    fresh_environment,
-    host_features,
-    processors,
-    run,
-    source_copy,
-    use,
-)
+from helpers.emulated import ROOT, host_features, processors, run, source_copy, use
+from helpers.source_install import fresh_venv, pip, user_environment, wheel_kernels
 
 from crfsdca.runtime import cpu_levels, kernel_cache
 
 pytestmark = pytest.mark.slow
 
 SHIPS = kernel_cache.stamps_follow_content()
-"""Whether this numba's wheels can ship kernels (numba 0.59 stamps by file time)."""
-ships = pytest.mark.skipif(not SHIPS, reason="this numba stamps its cache by the sources' "
-                           "file times: its wheels ship no kernels")
+"""Whether this environment's numba builds wheels that ship kernels (numba 0.59 stamps
+by file time): only the builds without isolation use it."""
 
 LIBRARY = {"numpy", "scipy", "numba", "h5py", "scikit-learn"}
 WORKFLOW = {"snakemake", "pandas", "seaborn", "pyyaml"}
@@ -60,12 +54,43 @@ def _build(base, **env):
 
 
 @pytest.fixture(scope="module")
-def venv(tmp_path_factory):
-    """A fresh virtual environment with the wheel of this checkout (library only)."""
+def built(tmp_path_factory):
+    """``pip wheel .`` in the sources in a fresh virtual environment (its build
+    requirements, the newest numba among them, from the index into pip's isolated
+    environment), then ``pip install`` of that wheel there (library only): (its python, a
+    folder outside the repository to work in, the wheel)."""
     base = tmp_path_factory.mktemp("wheel")
-    wheel = _build(base, CRFSDCA_LEVELS=LEVEL if _runs_level() else "none",
-                   CRFSDCA_PRECOMPILE="1" if SHIPS else "0")
-    return fresh_environment(base, wheel)
+    source = source_copy(base / "source")
+    python = fresh_venv(base / "venv")
+    env = user_environment(CRFSDCA_LEVELS=LEVEL if _runs_level() else "none")
+    pip(python, "wheel", "--no-deps", "--wheel-dir", base / "dist", ".", cwd=source, env=env)
+    (wheel,) = (base / "dist").glob("crfsdca-*.whl")
+    pip(python, "install", "--quiet", wheel, cwd=base, env=env)
+    work = base / "work"  # outside the repository: nothing of the checkout is importable
+    work.mkdir()
+    return python, work, wheel
+
+
+@pytest.fixture(scope="module")
+def venv(built):
+    return built[:2]
+
+
+def test_pip_wheel_in_a_fresh_environment_ships_the_kernels(built):
+    """What issue 54 found broken: pip's isolation reaches the build requirements through
+    PYTHONPATH, which the build keeps for ``crfsdca precompile``; the wheel carries the
+    kernels of this processor (and of x86-64-v3 where it runs that), for the numba that
+    the environment installed."""
+    import zipfile
+
+    python, work, wheel = built
+    assert len(wheel_kernels(wheel)) > 50
+    with zipfile.ZipFile(wheel) as z:
+        marker = z.read("crfsdca/kernels-shipped.txt").decode()
+    fields = dict(line.partition(" ")[::2] for line in marker.splitlines())
+    assert fields["levels"].split() == ([LEVEL] if _runs_level() else []), fields
+    numba = run([python, "-c", "import numba; print(numba.__version__)"], cwd=work)
+    assert fields["numba"] == numba.stdout.strip(), fields
 
 
 def test_the_library_installs_alone_and_pip_check_is_clean(venv):
@@ -83,7 +108,7 @@ def test_fit_predict_save_load_and_the_command_line(venv):
     python, work = venv
     out = use(python, work)
     # the wheel ships the kernels, compiled on this machine when it was built
-    assert (out["compiled"] == [] or not SHIPS) and "Warning" not in out["stderr"], out
+    assert out["compiled"] == [] and "Warning" not in out["stderr"], out
     (work / "train.txt").write_text(DATA)
     crfsdca = [python, "-m", "crfsdca"]
     run(crfsdca + ["learn", "-q", "-m", "cli.model", "train.txt"], cwd=work)
@@ -98,7 +123,6 @@ def test_fit_predict_save_load_and_the_command_line(venv):
     assert "Traceback" not in report.stderr
 
 
-@ships
 def test_the_shipped_kernels_seed_numba_cache_dir(venv, tmp_path):
     """NUMBA_CACHE_DIR elsewhere (an empty folder): the kernels the wheel ships are copied
     there, not compiled again; a second process finds them there."""
@@ -111,7 +135,6 @@ def test_the_shipped_kernels_seed_numba_cache_dir(venv, tmp_path):
     assert list((tmp_path / "cache").rglob("*.nbi"))
 
 
-@ships
 @pytest.mark.skipif(not _runs_level(), reason=f"this processor does not run {LEVEL}")
 def test_another_processor_loads_the_shipped_level(venv, tmp_path):
     """A Skylake with this machine's features: its own kernels are not in the wheel, the
@@ -124,7 +147,6 @@ def test_another_processor_loads_the_shipped_level(venv, tmp_path):
     assert "Warning" not in out["stderr"], out["stderr"]
 
 
-@ships
 @pytest.mark.skipif(not _runs_level(), reason=f"this processor does not run {LEVEL}")
 def test_a_processor_the_wheel_does_not_cover_compiles_after_one_line(venv, tmp_path):
     """An x86-64-v2 processor: never the v3 kernels (an illegal instruction there); the
@@ -203,7 +225,6 @@ def _read_only_supported() -> bool:
 @pytest.mark.skipif(not _read_only_supported(),
                     reason="needs root and unshare -m for read-only bind mounts (root "
                            "ignores mode bits)")
-@ships
 def test_read_only_package_and_home(venv, tmp_path):
     """Nothing writable for numba's cache: one warning naming NUMBA_CACHE_DIR, then fit,
     predict, save and load work (uncached)."""
