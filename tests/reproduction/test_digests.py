@@ -36,12 +36,14 @@ def _rows(scale: float = 1.0, seconds: float = 0.5, n: int = 4) -> list[dict]:
     return rows
 
 
-def _run(results: Path, dataset: str, run: str, rows: list[dict], threads: int = 1):
+def _run(results: Path, dataset: str, run: str, rows: list[dict], threads: int = 1,
+         ran_on: int | None = None):
     d = results / "runs" / dataset / run
     d.mkdir(parents=True, exist_ok=True)
     write_trace(d / "trace.csv", rows)
-    (d / "meta.json").write_text(json.dumps({"status": "budget",
-                                             "solver": {"name": "sdca", "threads": threads}}))
+    (d / "meta.json").write_text(json.dumps({
+        "status": "budget", "args": {"threads": threads},
+        "solver": {"name": "sdca", "threads": threads if ran_on is None else ran_on}}))
 
 
 def _optimum(results: Path, dataset: str, p_star: float = 1.5, w_scale: float = 1.0,
@@ -61,6 +63,7 @@ def results(tmp_path):
     _run(r, "ner", "sdca_seed-0", _rows())
     _run(r, "ner", "sdca_non_uniformity-1_seed-0", _rows(1.1))
     _run(r, "ner", "sdca_seed-0_threads-2", _rows(), threads=2)
+    _run(r, "conll", "sdca_seed-0_threads-2", _rows(), threads=2, ran_on=1)  # capped
     _optimum(r, "ner")
     return r
 
@@ -75,7 +78,8 @@ def test_round_trip_and_what_is_stored(results, tmp_path, capsys):
     path = _stored(results, tmp_path)
     assert "REWRITING STORED DIGESTS" in capsys.readouterr().err
     d = digests.load(path)
-    # dataset order, then run id; the two-thread run races and is left out
+    # dataset order, then run id; the two-thread runs race and are left out, also one
+    # that asked for two threads and was capped to one
     assert list(d["runs"]) == ["ocr/sdca_seed-0", "ner/sdca_non_uniformity-1_seed-0",
                                "ner/sdca_seed-0"]
     assert list(d["optima"]) == ["ner"]

@@ -180,17 +180,21 @@ def optimum_digest(path: str | os.PathLike) -> dict:
 
 
 def _threads(run_dir: Path) -> int:
+    """The threads a run was asked for (its command's --threads) or ran on, whichever is
+    more: a run asked for two threads but capped to one (OMP_NUM_THREADS=1 in the
+    workflow's jobs) is still the grid's two-thread run."""
     try:
         meta = json.loads((run_dir / "meta.json").read_text())
     except (OSError, ValueError):
         return 1
-    for where in (meta, meta.get("solver") or {}, meta.get("config") or {}):
-        if isinstance(where, dict) and where.get("threads") is not None:
+    found = [1]
+    for where in (meta, meta.get("args"), meta.get("solver"), meta.get("config")):
+        if isinstance(where, dict):
             try:
-                return int(where["threads"])
+                found.append(int(where.get("threads") or 1))
             except (TypeError, ValueError):
                 pass
-    return 1
+    return max(found)
 
 
 def _run_key(key: str) -> tuple:
