@@ -37,7 +37,7 @@ from .errors import ConfigError
 from .estimator import CRF, training_lists
 from .model.objective import predict as viterbi_labels
 from .model_file import Model
-from .runtime.threads import usable_cores
+from .runtime.threads import default_threads
 from .solvers.registry import SOLVERS
 from .training.folds import make_fold
 from .training.learn import check_values, feature_mass, scale_problem
@@ -215,7 +215,7 @@ class CRFCV(BaseEstimator):
                 raise ConfigError(f"c2s: {why}")
 
         workers = joblib.effective_n_jobs(self.n_jobs)
-        share = max(1, usable_cores() // max(workers, 1))
+        share = max(1, default_threads() // max(workers, 1))
         threads = share if crf.threads is None else max(1, min(int(crf.threads), share))
         run = PathRun(settings.config, settings.epochs,
                       None if settings.epsilon is None else path_epsilon,

@@ -123,3 +123,31 @@ def test_one_compiled_kernel_serves_every_thread_count(monkeypatch):
     for threads in (3, 5):
         run(threads)
     assert (set(sdca_run.signatures), set(_emission_rows.signatures)) == compiled
+
+
+def test_threads_none_follows_omp_num_threads_and_an_explicit_count_does_not(monkeypatch):
+    """``threads=None`` takes the usable cores, capped by an explicit OMP_NUM_THREADS (what
+    joblib's workers set to their share); an explicit count is capped by the cores only
+    (the workflow pins OMP_NUM_THREADS=1 for BLAS and still runs --threads 2)."""
+    from crfsdca.runtime.threads import check_threads, default_threads
+
+    monkeypatch.setattr("crfsdca.runtime.threads.usable_cores", lambda: 8)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    assert default_threads() == check_threads(None) == 8
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    assert check_threads(None) == 3 and check_threads(5) == 5
+    monkeypatch.setenv("OMP_NUM_THREADS", "16")
+    assert check_threads(None) == 8
+    monkeypatch.setenv("OMP_NUM_THREADS", "not a number")
+    assert check_threads(None) == 8
+    with pytest.warns(RuntimeWarning, match="more than the 8 cores"):
+        assert check_threads(9) == 8
+
+
+def test_the_usable_cores_read_the_affinity_mask():
+    import os
+
+    from crfsdca.runtime.threads import usable_cores
+
+    if hasattr(os, "sched_getaffinity"):
+        assert 1 <= usable_cores() <= len(os.sched_getaffinity(0))

@@ -20,11 +20,9 @@ _POOLS: dict[int, ThreadPoolExecutor] = {}
 
 
 def usable_cores() -> int:
-    """The cores this process may use, as scikit-learn's OpenMP estimators count them: its
-    affinity mask and the cgroup's CPU quota (a container limited to 2 CPUs on a 64-core
-    host: 2; joblib's ``cpu_count`` reads both), and no more than an explicit
-    ``OMP_NUM_THREADS`` (which joblib's workers inside a parallel search set to their
-    share of the cores, so that fits in a search never oversubscribe the machine)."""
+    """The cores this process may run on: its affinity mask and the cgroup's CPU quota (a
+    container limited to 2 CPUs on a 64-core host: 2; joblib's ``cpu_count`` reads
+    both)."""
     import joblib  # here: 40 ms of imports that one thread never needs
 
     cores = joblib.cpu_count(only_physical_cores=False)
@@ -32,18 +30,25 @@ def usable_cores() -> int:
         cores = min(cores, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         pass
-    omp = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
-    if omp.isdigit() and int(omp) > 0:
-        cores = min(cores, int(omp))
     return max(int(cores), 1)
 
 
+def default_threads() -> int:
+    """The threads of ``threads=None``, as scikit-learn's OpenMP estimators take them: the
+    usable cores, but no more than an explicit ``OMP_NUM_THREADS`` (which joblib's and
+    Dask's workers set to their share of the cores, so that fits inside a parallel search
+    never oversubscribe the machine). An explicit ``threads`` is not capped by it."""
+    cores = usable_cores()
+    omp = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    return min(cores, int(omp)) if omp.isdigit() and int(omp) > 0 else cores
+
+
 def check_threads(threads) -> int:
-    """``threads`` as a positive int (None: :func:`usable_cores`), or a ConfigError; more
+    """``threads`` as a positive int (None: :func:`default_threads`), or a ConfigError; more
     than :func:`usable_cores` is capped there with a warning (more threads than cores only
     wait for each other, and thousands cannot even be started)."""
     if threads is None:
-        return usable_cores()
+        return default_threads()
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ConfigError(f"threads must be a positive integer or None, got {threads!r}")
     cores = usable_cores()
