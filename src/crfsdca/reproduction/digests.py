@@ -43,11 +43,17 @@ import csv
 import json
 import math
 import os
+import platform
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import llvmlite
+import numba
 import numpy as np
+
+from ..training.status import FINISHED, read_status
+from .optimum import read_optimum
 
 FORMAT = "crfsdca-reproduction-digests"
 FORMAT_VERSION = 1
@@ -165,8 +171,6 @@ def _projection(d: int) -> np.ndarray:
 
 def optimum_digest(path: str | os.PathLike) -> dict:
     """The digest of a reference optimum file."""
-    from .optimum import read_optimum
-
     opt = read_optimum(path)
     w = np.asarray(opt.w_star, dtype=np.float64)
     return {"d": int(w.size), "lambda": float(opt.lam), "p_star": float(opt.p_star),
@@ -205,8 +209,6 @@ def _run_key(key: str) -> tuple:
 
 def available_runs(results: str | os.PathLike) -> list[str]:
     """'dataset/run' of every finished single-thread run under ``results``/runs."""
-    from ..training.status import FINISHED, read_status
-
     root = Path(results) / "runs"
     keys = []
     for trace in root.glob("*/*/trace.csv"):
@@ -237,11 +239,6 @@ def build(results: str | os.PathLike, runs: list[str] | None = None,
 def machine() -> dict:
     """Where the digests were made (a difference on another processor may be its
     rounding): processor, architecture, numba, llvmlite and numpy."""
-    import platform
-
-    import llvmlite
-    import numba
-
     cpu = platform.processor()
     try:
         with open("/proc/cpuinfo") as f:
