@@ -48,6 +48,7 @@ from .oracle import (
     transition_potentials,
     unary_scores,
 )
+from .stats import add_dense_outer
 
 CHUNK_TOKENS = 512
 """Tokens of a pass's chunk: small enough to feed 64 threads on CoNLL-2000 (413 chunks)."""
@@ -188,36 +189,6 @@ def _sequence_statistics(ws, g, weight, labels, start, T, K, bias, trans):
             trans[labels[start + t] * K + labels[start + t + 1]] -= weight
 
 
-@njit(**NJIT)
-def _dense_sequence(out, seq, start, T, q, q0, K, d0, d1):
-    """out's rows of the dense columns d0 <= d < d1 += sum over the T tokens from
-    ``start`` of x_t[d] q_t (q_t the K values of token t in ``q[q0:]``), four tokens at a
-    time (a row loaded and stored once per four), in the same order whatever d0, d1."""
-    cols, X = seq.dense_attr, seq.dense
-    t = 0
-    while t + 4 <= T:
-        r0, r1 = X[start + t], X[start + t + 1]
-        r2, r3 = X[start + t + 2], X[start + t + 3]
-        b = q0 + t * K
-        g0, g1 = q[b:b + K], q[b + K:b + 2 * K]
-        g2, g3 = q[b + 2 * K:b + 3 * K], q[b + 3 * K:b + 4 * K]
-        for d in range(d0, d1):
-            x0, x1, x2, x3 = r0[d], r1[d], r2[d], r3[d]
-            o = out[cols[d] * K:cols[d] * K + K]
-            for k in range(K):
-                o[k] += (x0 * g0[k] + x1 * g1[k]) + (x2 * g2[k] + x3 * g3[k])
-        t += 4
-    while t < T:
-        r = X[start + t]
-        g = q[q0 + t * K:q0 + (t + 1) * K]
-        for d in range(d0, d1):
-            x = r[d]
-            o = out[cols[d] * K:cols[d] * K + K]
-            for k in range(K):
-                o[k] += x * g[k]
-        t += 1
-
-
 @njit(inline="always", **NJIT)
 def _add_entry(o, g, values, j, real):
     """o += value_j g: one entry's part of its attribute's row (the one expression of
@@ -321,13 +292,14 @@ def _emission_rows(G, K, seq, buckets, w, lam, n, mask, out, counter, locks):
 @njit(**NJIT)
 def _dense_rows(G, K, seq, d0, d1, w, lam, n, mask, out):
     """The rows of the dense columns d0 <= d < d1, summed over the sequences in order
-    (:func:`_dense_sequence`), finished."""
+    (:func:`~.stats.add_dense_outer`), finished."""
     cols, offsets = seq.dense_attr, seq.offsets
     for d in range(d0, d1):
         _zero(out, cols[d] * K, cols[d] * K + K)
     for i in range(len(offsets) - 1):
         start = offsets[i]
-        _dense_sequence(out, seq, start, offsets[i + 1] - start, G, start * K, K, d0, d1)
+        add_dense_outer(out, 1.0, cols, seq.dense, start, G, start * K,
+                        offsets[i + 1] - start, K, d0, d1)
     for d in range(d0, d1):
         _finish_rows(out, cols[d] * K, cols[d] * K + K, w, lam, n, mask)
 
@@ -368,7 +340,8 @@ def _serial_gradient(w, n_attr, K, seq, bounds, ws, g, losses, small, lam, n, ma
                     a = indices[j]
                     _add_entry(out[a * K:(a + 1) * K], gt, values, j, real)
             if dense:
-                _dense_sequence(out, seq, start, T, g, 0, K, 0, len(seq.dense_attr))
+                add_dense_outer(out, 1.0, seq.dense_attr, seq.dense, start, g, 0, T, K, 0,
+                                len(seq.dense_attr))
     _finish_rows(out, 0, n_attr * K, w, lam, n, mask)
     _small_rows(small, w, n_attr * K, lam, n, mask, out)
 

@@ -21,12 +21,13 @@ from ..runtime.jit import NJIT
 
 
 @njit(**NJIT)  # not inlined: the sparse path stays as compact as it was
-def add_dense_outer(out, scale, cols, X, start, q, q0, T, K):
-    """out's rows of the dense columns (row cols[d] for column d) += scale sum_t
-    X[start + t, d] q_t[k], q_t the K values of token t in ``q[q0:]``: the dense block's
-    part of E_q[F] (and of SDCA's direction). Four tokens at a time, so that each row is
-    loaded and stored once per four tokens rather than once per token."""
-    D = len(cols)
+def add_dense_outer(out, scale, cols, X, start, q, q0, T, K, d0, d1):
+    """out's rows of the dense columns d0 <= d < d1 (row cols[d] for column d) += scale
+    sum_t X[start + t, d] q_t[k], q_t the K values of token t in ``q[q0:]``: the dense
+    block's part of E_q[F] (and of SDCA's direction; a full-batch pass gives each thread
+    its range of columns, summed in the same order whatever the range). Four tokens at a
+    time, so that each row is loaded and stored once per four tokens rather than once per
+    token."""
     t = 0
     while t + 4 <= T:
         r0, r1 = X[start + t], X[start + t + 1]
@@ -34,7 +35,7 @@ def add_dense_outer(out, scale, cols, X, start, q, q0, T, K):
         b = q0 + t * K
         g0, g1 = q[b:b + K], q[b + K:b + 2 * K]
         g2, g3 = q[b + 2 * K:b + 3 * K], q[b + 3 * K:b + 4 * K]
-        for d in range(D):
+        for d in range(d0, d1):
             x0, x1, x2, x3 = scale * r0[d], scale * r1[d], scale * r2[d], scale * r3[d]
             o = out[cols[d] * K:cols[d] * K + K]
             for k in range(K):
@@ -43,7 +44,7 @@ def add_dense_outer(out, scale, cols, X, start, q, q0, T, K):
     while t < T:
         r = X[start + t]
         g = q[q0 + t * K:q0 + (t + 1) * K]
-        for d in range(D):
+        for d in range(d0, d1):
             c = scale * r[d]
             o = out[cols[d] * K:cols[d] * K + K]
             for k in range(K):
@@ -103,7 +104,8 @@ def add_dense_label_stats(out, scale, K, seq, i):
 def add_dense_marginal_stats(out, scale, unary, u0, T, K, seq, i):
     """The dense block's part of :func:`add_marginal_stats` (its rows; called besides it,
     as :func:`add_dense_label_stats`)."""
-    add_dense_outer(out, scale, seq.dense_attr, seq.dense, seq.offsets[i], unary, u0, T, K)
+    add_dense_outer(out, scale, seq.dense_attr, seq.dense, seq.offsets[i], unary, u0, T, K,
+                    0, len(seq.dense_attr))
 
 
 @njit(**NJIT)

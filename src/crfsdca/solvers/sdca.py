@@ -51,7 +51,6 @@ from .sdca_kernel import (
     SDCAState,
     gap_values,
     record_gaps,
-    refresh_gaps,
     sdca_run,
 )
 from .sdca_linesearch import LINE_SEARCH_CODES
@@ -359,25 +358,25 @@ class SDCA(Solver):
         on a thread, or the one part's sequences shared by the threads in chunks, each
         gap computed as one thread would, then stored in order."""
         p = self.problem
-        if len(self.parts) == 1 and self.threads > 1:
-            part = self.parts[0]
+
+        def refresh(part, buffers):
             values = np.empty(len(part.members))
-            buffers = [part.buffers, *self._spare_buffers()]
             run_parallel([
                 (lambda t=t: gap_values(part.state.w, part.n_attributes, p.n_labels,
                                         part.index, part.state, buffers[t], part.members,
-                                        values, t, self.threads, REFRESH_CHUNK))
-                for t in range(self.threads)])
+                                        values, t, len(buffers), REFRESH_CHUNK))
+                for t in range(len(buffers))])
             record_gaps(part.state, part.sampler, values)
+
+        if len(self.parts) == 1:
+            refresh(self.parts[0], [self.parts[0].buffers, *self._spare_buffers()])
             return
 
-        def refresh(part):
-            if len(self.parts) > 1:
-                self._gather(part)
-            refresh_gaps(part.state.w, part.n_attributes, p.n_labels, part.index,
-                         part.state, part.buffers, part.sampler, part.members)
+        def gathered(part):
+            self._gather(part)
+            refresh(part, [part.buffers])
 
-        self._each_part(lambda k, part: refresh(part))
+        self._each_part(lambda k, part: gathered(part))
 
     def _spare_buffers(self) -> list[SDCABuffers]:
         """Buffers for the threads past the first of a one-part refresh (made once)."""
@@ -386,7 +385,7 @@ class SDCA(Solver):
             max_len = int(np.max(np.diff(part.index.offsets)))
             self._spares = [SDCABuffers(make_workspace(max_len, K), *(np.zeros(0),) * 3,
                                         aligned_zeros(K * K), *(np.zeros(0),) * 3)
-                            for _ in range(self.threads - 1)]
+                            for _ in range(self.threads - 1)]  # none on one thread
         return self._spares
 
     def objective(self) -> float | None:

@@ -203,7 +203,7 @@ def _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, scale, v_em, v_b
                 for k in range(K):
                     v_a[k] += d_t[k]
     if D > 0:  # the dense columns: the sequence's first D rows (index.py)
-        add_dense_outer(v_em, 1.0, idx.dense_rows, idx.dense, start, d_unary, 0, T, K)
+        add_dense_outer(v_em, 1.0, idx.dense_rows, idx.dense, start, d_unary, 0, T, K, 0, D)
     for k in range(K):
         s = 0.0
         for t in range(T):
@@ -550,25 +550,4 @@ def record_gaps(st, sampler, values):
         record_gap(sampler, j, values[j])
         total += sampler.gaps[j]
     st.counters[ORACLE] += len(values)
-    st.scalars[SUM_GAPS] = total
-
-
-@njit(**NJIT)
-def refresh_gaps(w, n_attr, K, idx, st, buf, sampler, members):
-    """Recompute the stored gap of the sequences ``members`` (``sampler``'s) at w: the
-    Fenchel-Young identity of :func:`_first_pass` needs log Z alone, one forward pass
-    (the step's oracle also needs the marginals)."""
-    tmax = _read_transitions(w, n_attr, K, buf)
-    total = 0.0
-    for j in range(len(members)):
-        i = members[j]
-        start = idx.offsets[i]
-        T = idx.offsets[i + 1] - start
-        unary_scores(w, n_attr, K, idx, i, buf.ws.scores)
-        logz = forward_logz(buf.ws, T, K, tmax, buf.w_trans, 0)
-        record_gap(sampler, j, sequence_weight(idx, i) * _block_gap(
-            st.mu_unary, start * K, st.mu_pair, (start - i) * K * K, buf.ws.scores,
-            buf.w_trans, 0, T, K, logz, st.entropies[i]))
-        total += sampler.gaps[j]
-    st.counters[ORACLE] += len(members)
     st.scalars[SUM_GAPS] = total
