@@ -20,6 +20,7 @@ from ..errors import ConfigError, CrfsdcaError
 from ..solvers.options import _parse_bool
 from ..solvers.registry import ALGORITHM_ALIASES, algorithms, canonical_algorithm, spec
 from ..training.status import exit_status
+from .arguments import COUNT, POSITIVE
 
 PARAMETERS = {
     "c1": ("c1", float), "c2": ("c2", float), "max_iterations": ("max_iterations", int),
@@ -44,7 +45,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     from ..model_file import MODEL_FORMATS
 
     p.add_argument("files", nargs="*", metavar="FILE", help="CRFsuite-format data ('-': "
-                   "standard input); file k is group k")
+                   "standard input), or column files with -T; file k is group k")
+    p.add_argument("-T", "--template", metavar="TEMPLATE", help="read FILEs as column files "
+                   "(CRF++'s, CoNLL's: whitespace-separated columns, the label last) and make "
+                   "the attributes with this CRF++ or Wapiti template file; the model then "
+                   "has every attribute-label pair and every transition, as CRF++'s (-p "
+                   "feature.possible_states=0 to turn it off)")
+    p.add_argument("-c", "--cost", type=POSITIVE, metavar="C", help="CRF++'s -c: the "
+                   "L2 regularization as CRF++ weighs it, c2 = 1 / (2 C)")
+    p.add_argument("-f", "--freq", type=COUNT, metavar="N", help="with -T, CRF++'s -f: "
+                   "leave out the attributes generated fewer than N times in the FILEs")
     p.add_argument("-m", "--model", help="write the model to this file (none: not stored)")
     p.add_argument("-a", "--algorithm", choices=(*algorithms(), *ALGORITHM_ALIASES),
                    help="solver (default sdca; "
@@ -103,6 +113,46 @@ def parse_params(items: list[str]) -> dict:
                               f"{', '.join(PARAMETERS)} and the solver options "
                               f"{', '.join(SOLVER_PARAMETERS)}")
     return out
+
+
+def template_params(args, params: dict) -> dict:
+    """``params`` with what -c, and -T, set: c2 = 1 / (2 C) (CRF++'s ||w||^2 / (2 C)
+    against crfsdca's c2 ||w||^2, both beside the summed losses); with -T, CRF++'s model:
+    every attribute-label pair and every transition, unless -p sets them."""
+    if args.cost is not None:
+        if "c2" in params:
+            raise ConfigError("-c C and -p c2 set the same thing (c2 = 1 / (2 C)): give one")
+        params["c2"] = 1.0 / (2.0 * args.cost)
+    if args.freq is not None and not args.template:
+        raise ConfigError("-f needs -T (CRF++'s cut-off on template attributes); for "
+                          "CRFsuite files, -p feature.minfreq=N")
+    if args.template:
+        params.setdefault("all_possible_states", True)
+        params.setdefault("all_possible_transitions", True)
+    return params
+
+
+def read_column_files(args):
+    """The instances of the column files of -T: the template's attributes, cut by -f."""
+    # loaded when the command runs, not for its --help
+    from ..data.column_templates import (
+        column_items,
+        frequent_attributes,
+        keep_attributes,
+        read_columns,
+        read_template,
+    )
+    from ..data.crfsuite_format import Instances
+
+    template = read_template(args.template)
+    data = Instances()
+    for k, path in enumerate(args.files):
+        columns = read_columns(path)
+        X = column_items(template, columns, "<stdin>" if path == "-" else path)
+        data.extend(Instances(X, columns.y, [k] * len(X), [1.0] * len(X)))
+    if args.freq is not None and args.freq > 1:
+        data.X = keep_attributes(data.X, frequent_attributes(data.X, args.freq))
+    return data
 
 
 def _groups(n: int, args) -> list[int] | None:
@@ -166,10 +216,10 @@ def _learn(args: argparse.Namespace) -> int:
     from ..estimator import CRF
 
     out = sys.stdout
-    params = parse_params(args.params)
+    params = template_params(args, parse_params(args.params))
     if args.files.count("-") > 1:
         raise ConfigError("standard input ('-') can be read once")
-    data = read_files(args.files)
+    data = read_column_files(args) if args.template else read_files(args.files)
     print(f"Read {len(data.X)} instances, {sum(map(len, data.X))} items from "
           f"{len(args.files)} file(s)", file=out)
     groups = _groups(len(data.X), args) or data.groups

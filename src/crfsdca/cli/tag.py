@@ -28,6 +28,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", nargs="?", default="-", metavar="FILE",
                    help="CRFsuite-format data (default '-': standard input)")
     p.add_argument("-m", "--model", required=True, help="model file (crfsdca learn, CRF.fit)")
+    p.add_argument("-T", "--template", metavar="TEMPLATE", help="read FILE as a column file "
+                   "(CRF++'s, CoNLL's: whitespace-separated columns, the label last) with "
+                   "the attributes of this CRF++ or Wapiti template (the one of learn -T)")
     p.add_argument("-t", "--test", action="store_true", help="report the performance")
     p.add_argument("-r", "--reference", action="store_true", help="print reference labels")
     p.add_argument("-p", "--probability", action="store_true",
@@ -70,8 +73,13 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stdout
     K = len(model.labels)
     need_marginals = args.probability or args.marginal or args.marginal_all
-    encoded = encode_text_for(model, text)
-    if encoded is None:  # the line reader: odd lines, errors to report, no sequence
+    encoded = None if args.template else encode_text_for(model, text)
+    if args.template:
+        inst = template_instances(args.template, text, args.file)
+        if not inst.X:
+            return 0
+        encoded = encode_for(model, inst)
+    elif encoded is None:  # the line reader: odd lines, errors to report, no sequence
         inst = parse_lines(text.split("\n"), "<stdin>" if args.file == "-" else args.file)
         if not inst.X:
             return 0
@@ -112,6 +120,18 @@ def run(args: argparse.Namespace) -> int:
                   f"({seq.n_sequences / max(seconds, 1e-9):.1f} [instance/sec])\n")
     out.flush()
     return 0
+
+
+def template_instances(template_path: str, text: str, path: str):
+    """The instances of a column file's ``text`` with the attributes of a template file."""
+    # loaded when the command runs, not for its --help
+    from ..data.column_templates import column_items, parse_columns, read_template
+    from ..data.crfsuite_format import Instances
+
+    name = "<stdin>" if path == "-" else path
+    columns = parse_columns(text, name)
+    X = column_items(read_template(template_path), columns, name)
+    return Instances(X, columns.y, [0] * len(X), [1.0] * len(X))
 
 
 def _label_lines(lines: list[str], args, names, seq, y, s: int, e: int, unary, K: int) -> None:
