@@ -216,6 +216,8 @@ def parse_template(text: str, path: str = "<template>", dialect: str | None = No
         elif line.lstrip().startswith("#"):
             continue
         line = line.strip()
+        if line and dialect == "wapiti":
+            line = line[0].lower() + line[1:]  # as Wapiti's rdr_loadpat, before compiling
         if line:
             lines.append((number, line))
     if not lines:
