@@ -1,0 +1,114 @@
+"""learn -T and tag -T: CRF++'s and Wapiti's templates over column files, end to end."""
+
+from __future__ import annotations
+
+import pytest
+
+from crfsdca.cli import main
+from crfsdca.model_file import load_model
+
+TEMPLATE = """\
+# Unigram
+U00:%x[-1,0]
+U01:%x[0,0]
+U02:%x[1,0]
+U03:%x[0,1]
+U04:%x[-1,1]/%x[0,1]
+
+# Bigram
+B
+"""
+
+TRAIN = """\
+the DT B-NP
+cat NN I-NP
+sat VBD B-VP
+
+a DT B-NP
+dog NN I-NP
+ran VBD B-VP
+home NN B-NP
+
+dogs NNS B-NP
+bark VBP B-VP
+"""
+
+
+@pytest.fixture
+def files(tmp_path):
+    template = tmp_path / "template"
+    template.write_text(TEMPLATE)
+    train = tmp_path / "train.data"
+    train.write_text(TRAIN * 3)
+    test = tmp_path / "test.data"
+    test.write_text(TRAIN)
+    return str(template), str(train), str(test)
+
+
+def test_learn_and_tag_with_a_template(files, tmp_path, capsys):
+    template, train, test = files
+    model = str(tmp_path / "m.model")
+    assert main(["learn", "-T", template, "-c", "10", "-m", model, "-p", "epsilon=1e-6",
+                 train]) == 0
+    assert "converged" in capsys.readouterr().out
+    m = load_model(model)
+    assert m.options["c2"] == 0.05  # 1 / (2 C)
+    assert m.options["all_possible_states"] and m.options["all_possible_transitions"]
+    assert "U01:cat" in m.attributes and "U00:_B-1" in m.attributes
+    assert main(["tag", "-T", template, "-m", model, test]) == 0
+    out = capsys.readouterr().out
+    assert out.split("\n\n")[0].split() == ["B-NP", "I-NP", "B-VP"]
+    assert main(["tag", "-T", template, "-m", model, "-t", "-q", test]) == 0
+    assert "Item accuracy: 9 / 9 (1.0000)" in capsys.readouterr().out
+
+
+def test_learn_with_a_wapiti_pattern_file_and_the_cut_off(files, tmp_path, capsys):
+    _, train, test = files
+    pattern = tmp_path / "pattern"
+    pattern.write_text("u:w=%x[0,0]  # the word\nu:pos=%x[0,1]\nb\n")
+    model = str(tmp_path / "m.model")
+    assert main(["learn", "-T", str(pattern), "-f", "4", "-q", "-m", model, train]) == 0
+    capsys.readouterr()
+    assert sorted(load_model(model).attributes) == ["u:pos=DT", "u:pos=NN", "u:pos=VBD"]
+    assert main(["tag", "-T", str(pattern), "-m", model, "-t", "-q", test]) == 0
+    assert "Item accuracy:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args, words", [
+    (["-c", "1", "-p", "c2=1"], "-c C and -p c2 set the same thing"),
+    (["-f", "2"], "-f needs -T"),
+])
+def test_option_conflicts(files, args, words, capsys):
+    _, train, _ = files
+    assert main(["learn", *args, train]) == 2
+    assert words in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("template, data, where, words", [
+    ("U00:%x[0,0]\nB01:%x[0,1]\n", TRAIN, "template:2:", "a B template that reads the input"),
+    ("U00:%x[0,2]\n", TRAIN, "template:1:", "reads column 2, but "),
+    ("U00:%x[0,0]\n", "a b c\nd e\n", "train.data:2:", "2 columns, but line 1 has 3"),
+    ("", TRAIN, "template:", "empty template"),
+])
+def test_errors_are_one_line_naming_the_file_and_line(tmp_path, capsys, template, data,
+                                                      where, words):
+    (tmp_path / "template").write_text(template)
+    (tmp_path / "train.data").write_text(data)
+    assert main(["learn", "-T", str(tmp_path / "template"), str(tmp_path / "train.data")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{tmp_path}/{where}" in err and words in err
+
+
+def test_tag_reads_a_column_file_from_standard_input(files, tmp_path, capsys, monkeypatch):
+    import io
+
+    template, train, test = files
+    model = str(tmp_path / "m.model")
+    assert main(["learn", "-T", template, "-q", "-m", model, train]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr("sys.stdin", io.StringIO("the DT B-NP\ncat NN I-NP\n"))
+    assert main(["tag", "-T", template, "-m", model, "-"]) == 0
+    assert capsys.readouterr().out.split() == ["B-NP", "I-NP"]
+    monkeypatch.setattr("sys.stdin", io.StringIO("the DT x B-NP\ncat NN I-NP\n"))
+    assert main(["tag", "-T", template, "-m", model, "-"]) == 2
+    assert "<stdin>:2: 3 columns, but line 1 has 4" in capsys.readouterr().err
