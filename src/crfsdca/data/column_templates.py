@@ -161,7 +161,7 @@ class Template:
 
     def items(self, X: Iterable[Sequence[Sequence[str]]]) -> list[list[list[str]]]:
         """The items of sequences of rows (observation columns, no label): each token a
-        list of attribute names, what :meth:`crfsdca.CRF.fit` takes. DataFormatError
+        list of attribute names, what ``CRF.fit`` takes. DataFormatError
         naming the template's line where a row lacks a column it reads."""
         out = []
         for i, rows in enumerate(X):
@@ -198,7 +198,7 @@ def _wapiti_like(lines: list[tuple[int, str]]) -> bool:
 
 def parse_template(text: str, path: str = "<template>", dialect: str | None = None
                    ) -> Template:
-    """A :class:`Template` from a template file's text (``path`` names it in errors);
+    """A ``Template`` from a template file's text (``path`` names it in errors);
     ``dialect`` ``"crfpp"`` or ``"wapiti"`` (None: Wapiti's where the text uses what
     only Wapiti has, else CRF++'s)."""
     if dialect is not None and dialect not in DIALECTS:
@@ -305,7 +305,7 @@ def _macro(line: str, at: int, path: str, number: int, dialect: str) -> tuple[Ma
 
 
 def read_template(path, dialect: str | None = None) -> Template:
-    """A :class:`Template` from a template file (UTF-8)."""
+    """A ``Template`` from a template file (UTF-8)."""
     p = Path(path)
     if not p.is_file():
         raise DataFormatError(path, "no such template file" if not p.exists() else
@@ -328,7 +328,7 @@ class Columns(NamedTuple):
 
 
 def parse_columns(text: str, path: str = "<columns>", labeled: bool = True) -> Columns:
-    """:class:`Columns` from a column file's text: whitespace-separated columns, the
+    """``Columns`` from a column file's text: whitespace-separated columns, the
     last the label when ``labeled``, a blank line between sequences. DataFormatError
     naming the line where a line's number of columns differs from the first line's
     (or a labeled line has a single column)."""
@@ -372,7 +372,7 @@ def parse_columns(text: str, path: str = "<columns>", labeled: bool = True) -> C
 
 
 def read_columns(path, labeled: bool = True) -> Columns:
-    """:class:`Columns` from a column file (UTF-8; ``-``: standard input)."""
+    """``Columns`` from a column file (UTF-8; ``-``: standard input)."""
     # the CRFsuite reader's file checks and UTF-8 messages, standard input included
     from .crfsuite_format import read_text
 
@@ -382,7 +382,7 @@ def read_columns(path, labeled: bool = True) -> Columns:
 
 def column_items(template: Template, data: Columns, path: str = "<columns>"
                  ) -> list[list[list[str]]]:
-    """The items of a column file read by :func:`read_columns` (``path`` names it):
+    """The items of a column file read by ``read_columns`` (``path`` names it):
     DataFormatError naming the template's line, and the file's first line, where the
     file lacks a column the template reads."""
     if data.X:
