@@ -112,3 +112,13 @@ def test_tag_reads_a_column_file_from_standard_input(files, tmp_path, capsys, mo
     monkeypatch.setattr("sys.stdin", io.StringIO("the DT x B-NP\ncat NN I-NP\n"))
     assert main(["tag", "-T", template, "-m", model, "-"]) == 2
     assert "<stdin>:2: 3 columns, but line 1 has 4" in capsys.readouterr().err
+
+
+def test_crfsuite_feature_set_on_request(files, tmp_path, capsys):
+    template, train, _ = files
+    model = str(tmp_path / "m.model")
+    assert main(["learn", "-T", template, "-q", "-p", "feature.possible_states=0",
+                 "-p", "c2=0.5", "-m", model, train]) == 0
+    options = load_model(model).options
+    assert not options["all_possible_states"] and options["all_possible_transitions"]
+    assert options["c2"] == 0.5
