@@ -300,29 +300,31 @@ def main() -> None:
     result["wapiti_build"] = note
     if wapiti is not None:
         model, log = work / "wapiti.model", work / "wapiti.log"
+        model.unlink(missing_ok=True)
         seconds, status = timed([str(wapiti), "train", "-p", str(template), "-a", "l-bfgs",
                                  "-1", "0", "-2", f"{rho2!r}", "-e", "1e-6", "-w", "0",
                                  "-t", str(args.threads), str(train), str(model)], log,
                                 args.timeout)
-        out = work / "wapiti.out"
-        subprocess.run([str(wapiti), "label", "-m", str(model), str(test), str(out)],
-                       check=True, capture_output=True)
-        from crfsdca import templates
-
-        gold = templates.read_columns(test).y
-        dump = work / "wapiti.dump"
-        subprocess.run([str(wapiti), "dump", "-p", "17", str(model), str(dump)], check=True,
-                       capture_output=True)
-        w, missing = wapiti_weights(dump, crf)
         iterations = re.findall(r"\[\s*(\d+)\] obj=", log.read_text())
-        result["rows"].append({
-            "tool": "wapiti", "algorithm": "l-bfgs (-e 1e-6 -w 0)", "threads": args.threads,
-            "seconds": round(seconds, 2), "status": status,
-            "iterations": int(iterations[-1]) if iterations else None,
-            "own_objective": last_objective(log, r"obj=([0-9.]+)"),
-            "objective": round(objective(crf, X, y, c2, w), 4),
-            "observations_crfsdca_lacks": missing,
-            "test_chunk_f1": chunk_f1(gold, predicted(out, 4))})
+        row = {"tool": "wapiti", "algorithm": "l-bfgs (-e 1e-6 -w 0)",
+               "threads": args.threads, "seconds": round(seconds, 2), "status": status,
+               "iterations": int(iterations[-1]) if iterations else None,
+               "own_objective": last_objective(log, r"obj=([0-9.]+)")}
+        if model.exists():  # written at the end of the training only
+            out = work / "wapiti.out"
+            subprocess.run([str(wapiti), "label", "-m", str(model), str(test), str(out)],
+                           check=True, capture_output=True)
+            from crfsdca import templates
+
+            gold = templates.read_columns(test).y
+            dump = work / "wapiti.dump"
+            subprocess.run([str(wapiti), "dump", "-p", "17", str(model), str(dump)],
+                           check=True, capture_output=True)
+            w, missing = wapiti_weights(dump, crf)
+            row.update({"objective": round(objective(crf, X, y, c2, w), 4),
+                        "observations_crfsdca_lacks": missing,
+                        "test_chunk_f1": chunk_f1(gold, predicted(out, 4))})
+        result["rows"].append(row)
         store()
 
     if not args.skip_crfpp:
@@ -330,23 +332,25 @@ def main() -> None:
         result["crfpp_build"] = note
         if src is not None:
             model, log = work / "crfpp.model", work / "crfpp.log"
+            model.unlink(missing_ok=True)
             seconds, status = timed([str(src / "crf_learn"), "-c", f"{C!r}", "-p",
                                      str(args.threads), str(template), str(train),
                                      str(model)], log, args.timeout)
-            out = work / "crfpp.out"
-            with open(out, "w") as f:
-                subprocess.run([str(src / "crf_test"), "-m", str(model), str(test)],
-                               stdout=f, check=True)
-            from crfsdca import templates
-
-            gold = templates.read_columns(test).y
             iterations = re.findall(r"iter=(\d+)", log.read_text())
-            result["rows"].append({
-                "tool": "crf++", "algorithm": "CRF-L2 (L-BFGS, default stop)",
-                "threads": args.threads, "seconds": round(seconds, 2), "status": status,
-                "iterations": int(iterations[-1]) + 1 if iterations else None,
-                "own_objective": last_objective(log, r"obj=([0-9.]+)"),
-                "test_chunk_f1": chunk_f1(gold, predicted(out, 4))})
+            row = {"tool": "crf++", "algorithm": "CRF-L2 (L-BFGS, default stop)",
+                   "threads": args.threads, "seconds": round(seconds, 2), "status": status,
+                   "iterations": int(iterations[-1]) + 1 if iterations else None,
+                   "own_objective": last_objective(log, r"obj=([0-9.]+)")}
+            if model.exists():  # written at the end of the training only
+                out = work / "crfpp.out"
+                with open(out, "w") as f:
+                    subprocess.run([str(src / "crf_test"), "-m", str(model), str(test)],
+                                   stdout=f, check=True)
+                from crfsdca import templates
+
+                row["test_chunk_f1"] = chunk_f1(templates.read_columns(test).y,
+                                                predicted(out, 4))
+            result["rows"].append(row)
             store()
 
 
