@@ -360,11 +360,11 @@ def test_solvers_without_the_dense_block_refuse_it_by_name(algorithm):
 
 @pytest.mark.parametrize("algorithm", ["sdca", "lbfgs"])
 def test_two_threads_and_a_dev_set_with_arrays(algorithm):
-    """SDCA's two parts and L-BFGS's passes on a dense block: the same weights bit for bit
+    """SDCA's batches of two and L-BFGS's passes on a dense block: the same weights bit for bit
     on one thread and on two; the dev set's arrays are scored by the model's columns."""
     X, y = corpus(7, 40)
     kw = dict(algorithm=algorithm, c2=0.5, epsilon=1e-10 if algorithm == "sdca" else 1e-12,
-              max_iterations=1000, **({"partitions": 2} if algorithm == "sdca" else {}))
+              max_iterations=1000, **({"batch_size": 2} if algorithm == "sdca" else {}))
     one = CRF(threads=1, **kw).fit(X[:30], y[:30], X_dev=X[30:], y_dev=y[30:])
     two = CRF(threads=2, **kw).fit(X[:30], y[:30], X_dev=X[30:], y_dev=y[30:])
     np.testing.assert_array_equal(two.model_.weights, one.model_.weights)

@@ -1,5 +1,5 @@
 """Several threads: full-batch passes, the spin lock, threads refused where a solver has
-none (partitioned SDCA: ``test_partitions.py``)."""
+none (mini-batch SDCA: ``test_minibatch.py``)."""
 
 import numpy as np
 import pytest
@@ -105,24 +105,23 @@ def test_one_compiled_kernel_serves_every_thread_count(monkeypatch):
     threads compile nothing that 2 did not (a tuple per thread had the count in its type:
     6-10 s of compiling for each new thread count on CoNLL-2000)."""
     from crfsdca.model.passes import _emission_rows
-    from crfsdca.solvers.sdca_kernel import sdca_run
+    from crfsdca.solvers.minibatch import batch_run
 
     monkeypatch.setattr("crfsdca.runtime.threads.usable_cores", lambda: 8)
     p = problem(n=40)
     w = np.random.default_rng(0).normal(size=p.dim)
 
     def run(threads):
-        s = make_solver("sdca", p, seed=0, threads=threads, partitions=threads)
-        assert len(s.parts) == threads
+        s = make_solver("sdca", p, seed=0, threads=threads, batch_size=threads)
+        assert len(s.thread_states) == threads
         s.run(p.n)
-        assert s.part_draws.sum() == p.n
         primal_and_gradient(w, p.train, p.n_attributes, p.n_labels, p.lam, threads=threads)
 
     run(2)
-    compiled = (set(sdca_run.signatures), set(_emission_rows.signatures))
+    compiled = (set(batch_run.signatures), set(_emission_rows.signatures))
     for threads in (3, 5):
         run(threads)
-    assert (set(sdca_run.signatures), set(_emission_rows.signatures)) == compiled
+    assert (set(batch_run.signatures), set(_emission_rows.signatures)) == compiled
 
 
 def test_threads_none_follows_omp_num_threads_and_an_explicit_count_does_not(monkeypatch):

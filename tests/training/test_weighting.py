@@ -154,7 +154,7 @@ def test_weighted_sdca_reports_the_gap_recomputed_in_full(options, l1):
     for i in zero:
         lo, hi = seq.offsets[i] * 3, seq.offsets[i + 1] * 3
         np.testing.assert_array_equal(s.marginals[0][lo:hi], start[lo:hi])
-    assert sum(len(part.members) for part in s.parts) == p.n - len(zero)
+    assert len(s.members) == p.n - len(zero)
 
 
 def test_each_step_reports_the_weighted_block_gap_at_the_weights_it_saw():
@@ -163,7 +163,7 @@ def test_each_step_reports_the_weighted_block_gap_at_the_weights_it_saw():
     seq, rng = weighted_synthetic(n=20)
     p = Problem(seq, 12, 3, 1.0 / seq.n_sequences)
     s = SDCA(p, seed=0, sampler="cyclic")
-    members = s.parts[0].members
+    members = s.members
     for step in range(2 * len(members)):
         w = s.weights().copy()
         mu = tuple(m.copy() for m in s.marginals)
@@ -173,10 +173,10 @@ def test_each_step_reports_the_weighted_block_gap_at_the_weights_it_saw():
         assert s.sampler.gaps[j] == pytest.approx(expected, rel=1e-9, abs=1e-13)
 
 
-def test_weighted_sdca_with_two_parts_keeps_the_certificate():
+def test_weighted_minibatch_sdca_keeps_the_certificate():
     seq, rng = weighted_synthetic(n=60)
     p = Problem(seq, 12, 3, 1.0 / seq.n_sequences)
-    s = SDCA(p, seed=1, threads=2, partitions=2)
+    s = SDCA(p, seed=1, threads=2, batch_size=2)
     s.run(5 * p.n)
     s.refresh_gaps()
     s.resync()

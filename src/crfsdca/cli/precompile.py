@@ -102,8 +102,9 @@ def _fits(spec) -> Callable[[], None]:
                     crf = CRF(algorithm=spec.name, c1=c1, c2=0.1, threads=threads,
                               max_iterations=3, all_possible_transitions=True)
                     crf.fit(X, y, X_dev=X[:3], y_dev=y[:3])
-            if spec.name == "sdca":  # partitions.py's gather and add_change
-                CRF(partitions=2, threads=1, max_iterations=3).fit(X, y)
+            if spec.name == "sdca":  # minibatch.py's kernels
+                for c1 in (0.0, 0.1):
+                    CRF(c1=c1, batch_size=2, threads=2, max_iterations=3).fit(X, y)
             _use(crf, X, Path(tmp))
     return run
 

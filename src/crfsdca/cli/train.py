@@ -28,8 +28,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="monitor every this many epochs (plus a few early points)")
     p.add_argument("--seed", type=NON_NEGATIVE_INT, default=0)
     p.add_argument("--threads", type=COUNT, default=1, help="threads: the full-batch passes "
-                   "(lbfgs, the monitor, sdca's refresh) and sdca's partitions; the trace is "
-                   "the same on any number (default 1)")
+                   "(lbfgs, the monitor, sdca's refresh) and the steps of sdca's batches; the "
+                   "trace is the same on any number (default 1)")
     p.add_argument("--lambda", dest="lam", type=POSITIVE, help="L2 regularization lambda: "
                    "P = mean NLL + lambda/2 ||w||^2 + l1 ||w||_1 (default 1/n; CRFsuite's "
                    "c2 is lambda n / 2)")

@@ -113,11 +113,11 @@ SDCA_OPTIONS = OptionTable("sdca", [
            "and a small c2 needs a kappa set by the data's curvature, not by lambda "
            "(math.md section 10)", bounds="[0, inf)", label="floor={value}",
            relevant=lambda o: o["catalyst"] > 0, crfsuite_default=0.3),
-    Option("partitions", int, 1, "P: the sequences cut into P parts of about equal tokens "
-           "that run SDCA side by side in rounds, their changes added in a fixed order "
-           "(CoCoA+, math.md section 9): the threads run the parts, so the model depends "
-           "on the seed and P, never on the threads. 1: sequential SDCA, the paper's",
-           bounds="[1, inf)", label="P={value}"),
+    Option("batch_size", int, 1, "B: the steps computed against the same weights, the "
+           "threads sharing them, then applied in draw order where each still raises the "
+           "dual (mini-batch SDCA, math.md section 9): the model depends on the seed and "
+           "B, never on the threads. 1: sequential SDCA, the paper's",
+           bounds="[1, inf)", label="B={value}"),
 ])
 
 # -------------------------------------------------------------------------------- SAG

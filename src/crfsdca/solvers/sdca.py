@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import NamedTuple
-
 import numpy as np
 
 from ..model.features import soft_threshold
@@ -17,22 +14,16 @@ from ..model.objective import (
     weights_from_marginals,
 )
 from ..model.oracle import make_workspace
+from ..runtime.barrier import make_barrier
 from ..runtime.jit import aligned_copy, aligned_empty, aligned_zeros, dot, line_zeros, stream_copy
 from ..runtime.threads import run_parallel
 from .base import Problem, Solver
 from .catalyst import CatalystLoop, kappa_ratio
-from .index import SequenceIndex, max_distinct_attributes, sequence_index
-from .partitions import (
-    NO_ROWS,
-    add_change,
-    gather,
-    local_split,
-    partition_bounds,
-    threshold_rows,
-)
+from .index import max_distinct_attributes, sequence_index
+from .minibatch import batch_run, make_batch, make_step_buffers
 from .registry import SDCA_OPTIONS
 from .rng import make_rng
-from .sampling import TREE_SCHEMES, SamplerState, make_sampler
+from .sampling import make_sampler
 from .sdca_kernel import (
     CYC_LS,
     CYC_ORACLE,
@@ -75,45 +66,10 @@ def theoretical_step(problem: Problem, lam: float | None = None) -> float:
     return 1.0 / (1.0 + float(np.max(weighted_radii(problem))) / (lam * problem.n))
 
 
-class _Part(NamedTuple):
-    """One part of the sequences (:mod:`.partitions`): its own index (attributes
-    renumbered, unless it is the only part), sampler, random stream, buffers, counters
-    and copy of the weights; its slices of the marginal store and entropies are views."""
-
-    lo: int  # its sequences: lo..hi - 1
-    hi: int
-    members: np.ndarray  # int64, local: the sampler's index j is sequence lo + members[j]
-    index: SequenceIndex
-    n_attributes: int
-    rows: np.ndarray  # where its local weights lie in w (empty: the part is the whole)
-    start: np.ndarray  # v[rows] at the round's start
-    options: SDCAOptions
-    state: SDCAState
-    buffers: SDCABuffers
-    sampler: SamplerState
-    rng: np.ndarray
-
-
 def active_members(weights: np.ndarray) -> np.ndarray:
     """The sequences a sampler draws from: all but those of weight 0, which are out of the
     objective (``weights`` empty: every sequence)."""
     return np.flatnonzero(weights > 0).astype(np.int64)
-
-
-def part_steps(n_steps: int, samplers: Sequence[SamplerState]) -> np.ndarray:
-    """How many of ``n_steps`` draws each part takes: its expected share under the
-    sampler's distribution over all the sequences, rounded so that they add up (a
-    function of the parts' states alone)."""
-    if len(samplers) == 1:
-        return np.array([n_steps])
-    sizes = np.array([len(s.gaps) for s in samplers], dtype=np.float64)
-    share = sizes / sizes.sum()
-    mass = np.array([s.tree[1] for s in samplers])
-    if samplers[0].scheme in TREE_SCHEMES and mass.sum() > 0:
-        theta = samplers[0].theta
-        share = (1.0 - theta) * share + theta * mass / mass.sum()
-    cut = np.floor(n_steps * np.cumsum(share) / share.sum() + 0.5).astype(np.int64)
-    return np.diff(np.concatenate([[0], cut]))
 
 
 class SDCA(Solver):
@@ -187,11 +143,30 @@ class SDCA(Solver):
         self.state = SDCAState(w, v, mu_unary, mu_pair, entropies, line_zeros(3),
                                line_zeros(N_COUNTERS, np.int64), line_zeros(1))
         lipschitz = None if p.radii is None else lam + weighted_radii(p) / n
-        bounds = partition_bounds(p.train, o["partitions"])
-        self.parts = [self._part(k, int(lo), int(hi), len(bounds) - 1, seed, lipschitz)
-                      for k, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=True))]
-        self.sampler = self.parts[0].sampler
-        self.part_draws = np.zeros(len(self.parts), dtype=np.int64)  # draws of each part
+        self.index = sequence_index(p.train, p.n_attributes)
+        self.members = active_members(p.train.weights if p.train.weighted else np.ones(n))
+        self.sampler = make_sampler(o["sampler"], o["non_uniformity"], len(self.members),
+                                    None if lipschitz is None else lipschitz[self.members])
+        self.rng = make_rng(seed)
+        max_len = int(np.max(np.diff(self.index.offsets)))
+        vsize = max(max_distinct_attributes(self.index), 1) * K
+        support = (vsize + 3 * K + K * K) if p.kappa else 0  # the crossing entries
+        self.buffers = SDCABuffers(
+            make_workspace(max_len, K), aligned_zeros(vsize), aligned_zeros(3 * K),
+            aligned_zeros(K * K), aligned_zeros(K * K), aligned_zeros(vsize if p.kappa else 0),
+            aligned_zeros(support), aligned_zeros(support))
+        self.batch_size = o["batch_size"]
+        if self.batch_size > 1:
+            self.batch = make_batch(self.batch_size)
+            self.step_buffers = make_step_buffers(self.batch_size, self.buffers)
+            # each computing thread's counters (its oracle calls and line-search
+            # evaluations), the rest of the state shared
+            self.thread_states = [
+                self.state._replace(counters=line_zeros(N_COUNTERS, np.int64),
+                                    sums=line_zeros(1))
+                for _ in range(min(self.threads, self.batch_size))]
+            self.barrier = make_barrier()
+        self._pending = 0  # draws asked for that do not fill a batch yet
         self._spares = None
         self.resync()
         self._steps = 0
@@ -202,46 +177,6 @@ class SDCA(Solver):
         self._last = np.zeros(N_COUNTERS, dtype=np.int64)
         self._last_step_sum = 0.0
 
-    def _part(self, k: int, lo: int, hi: int, parts: int, seed: int,
-              lipschitz: np.ndarray | None) -> _Part:
-        """Part k of ``parts``: sequences lo..hi - 1. The only part works on the solver's
-        own arrays (sequential SDCA, step for step); one of several on its own rows of
-        w, over the local subproblem of lambda / P (:mod:`.partitions`)."""
-        p, s, o = self.problem, self.state, self.opts
-        K = p.n_labels
-        weights = p.train.weights[lo:hi] if p.train.weighted else np.ones(hi - lo)
-        members = active_members(weights)
-        if parts == 1:
-            index, n_attr, rows, start = sequence_index(p.train, p.n_attributes), \
-                p.n_attributes, NO_ROWS, np.zeros(0)
-            state, options = s, self.options
-        else:
-            split = local_split(p.train, lo, hi, p.n_attributes, K)
-            index, n_attr, rows = sequence_index(split.seq, split.n_attributes), \
-                split.n_attributes, split.rows
-            start = aligned_zeros(len(rows))
-            v_k = aligned_zeros(len(rows))
-            w_k = aligned_zeros(len(rows)) if p.l1 else v_k
-            t0, t1 = int(p.train.offsets[lo]), int(p.train.offsets[hi])
-            state = SDCAState(w_k, v_k, s.mu_unary[t0 * K:t1 * K],
-                              s.mu_pair[(t0 - lo) * K * K:(t1 - hi) * K * K],
-                              s.entropies[lo:hi], line_zeros(3),
-                              line_zeros(N_COUNTERS, np.int64), line_zeros(1))
-            mask = self.options.mask[rows] if len(self.options.mask) else self.options.mask
-            options = self.options._replace(lam_n=self.options.lam_n / parts, mask=mask)
-        max_len = int(np.max(np.diff(index.offsets)))
-        vsize = max(max_distinct_attributes(index), 1) * K
-        support = (vsize + 3 * K + K * K) if p.kappa else 0  # the crossing entries
-        return _Part(
-            lo, hi, members, index, n_attr, rows, start, options, state,
-            SDCABuffers(make_workspace(max_len, K), aligned_zeros(vsize),
-                        aligned_zeros(3 * K), aligned_zeros(K * K), aligned_zeros(K * K),
-                        aligned_zeros(vsize if p.kappa else 0), aligned_zeros(support),
-                        aligned_zeros(support)),
-            make_sampler(o["sampler"], o["non_uniformity"], len(members),
-                         None if lipschitz is None else lipschitz[lo + members]),
-            make_rng(seed if k == 0 else seed * 1_000_003 + k))
-
     # -- driving -------------------------------------------------------------------------
     def run(self, n_steps: int) -> None:
         p = self.problem
@@ -249,7 +184,7 @@ class SDCA(Solver):
         while remaining > 0:
             chunk = int(min(remaining, max(self._next_refresh - self._steps, 1),
                             max(self._next_round - self._steps, 1)))
-            self._run_parts(chunk)
+            self._run_steps(chunk)
             self._steps += chunk
             remaining -= chunk
             if self._steps >= self._next_round:
@@ -297,92 +232,48 @@ class SDCA(Solver):
         return self.catalyst is not None and self._round_end_at == self._steps
 
     def _mean_stored_gap(self) -> float:
-        return float(sum(part.sampler.gaps.sum() for part in self.parts) / self.problem.n)
+        return float(self.sampler.gaps.sum() / self.problem.n)
 
-    def _run_parts(self, n_steps: int) -> None:
-        """n_steps iterations. One part runs them as sequential SDCA. Several share them
-        as the sampler would share them with one (in expectation, (1 - theta) n_k / n +
-        theta M_k / M of the draws go to part k, M_k the scheme's mass of its sequences:
-        their stored gaps, for gap sampling) and run them as one round
-        (:mod:`.partitions`): each part from the round's w on its own copy, the threads
-        taking the parts in turn, then the parts' changes added in part order."""
-        p = self.problem
-        if len(self.parts) == 1:
-            part = self.parts[0]
-            sdca_run(n_steps, part.state.w, part.n_attributes, p.n_labels, part.index,
-                     part.state, part.buffers, part.sampler, part.rng, part.options,
-                     part.members)
+    def _run_steps(self, n_steps: int) -> None:
+        """n_steps draws: sequential SDCA, or in batches of ``batch_size``
+        (:mod:`.minibatch`), the threads computing a batch's steps (draws that do not
+        fill a batch wait for the next call)."""
+        p, s = self.problem, self.state
+        if self.batch_size == 1:
+            sdca_run(n_steps, s.w, p.n_attributes, p.n_labels, self.index, s, self.buffers,
+                     self.sampler, self.rng, self.options, self.members)
             return
-        quota = part_steps(n_steps, [part.sampler for part in self.parts])
-        self.part_draws += quota
-
-        def run(part, steps):
-            self._gather(part)
-            sdca_run(steps, part.state.w, part.n_attributes, p.n_labels, part.index,
-                     part.state, part.buffers, part.sampler, part.rng, part.options,
-                     part.members)
-
-        self._each_part(lambda k, part: run(part, int(quota[k])))
-        self._combine()
-
-    def _each_part(self, task) -> None:
-        """task(k, part) for every part, the threads taking parts t, t + threads, ...: the
-        parts are independent, so the order in which they run changes nothing."""
-        parts, threads = self.parts, min(self.threads, len(self.parts))
-        run_parallel([(lambda t=t: [task(k, parts[k]) for k in range(t, len(parts), threads)])
-                      for t in range(threads)])
-
-    def _gather(self, part: _Part) -> None:
-        """The part's copy of the round's v (and w = S_kappa(v) with the elastic net)."""
-        s = part.state
-        gather(part.rows, self.state.v, s.v, part.start)
-        if s.w is not s.v:
-            soft_threshold(s.v, part.options.kappa, out=s.w)
-
-    def _combine(self) -> None:
-        """The round's end: v += (v_k - v_round) / P for each part k in turn (the parts'
-        changes added, CoCoA+'s sigma' = P), then w = S_kappa(v) where v moved."""
-        v, w, P = self.state.v, self.state.w, len(self.parts)
-        for part in self.parts:
-            add_change(part.rows, v, part.state.v, part.start, 1.0 / P)
-        if w is not v:
-            for part in self.parts:
-                threshold_rows(v, w, part.rows, self.options.kappa)
-        self.resync()
+        n_batches, self._pending = divmod(self._pending + n_steps, self.batch_size)
+        threads = len(self.thread_states)
+        run_parallel([
+            (lambda t=t: batch_run(t, threads, n_batches, s.w, p.n_attributes, p.n_labels,
+                                   self.index, s, self.thread_states[t], self.step_buffers,
+                                   self.sampler, self.rng, self.options, self.members,
+                                   self.batch, self.barrier))
+            for t in range(threads)])
 
     def prepare(self) -> None:
-        self._run_parts(0)
+        self._run_steps(0)
 
     def refresh_gaps(self) -> None:
-        """Recompute every stored gap at the current weights (n oracle calls): each part
-        on a thread, or the one part's sequences shared by the threads in chunks, each
-        gap computed as one thread would, then stored in order."""
-        p = self.problem
-
-        def refresh(part, buffers):
-            values = np.empty(len(part.members))
-            run_parallel([
-                (lambda t=t: gap_values(part.state.w, part.n_attributes, p.n_labels,
-                                        part.index, part.state, buffers[t], part.members,
-                                        values, t, len(buffers), REFRESH_CHUNK))
-                for t in range(len(buffers))])
-            record_gaps(part.state, part.sampler, values)
-
-        if len(self.parts) == 1:
-            refresh(self.parts[0], [self.parts[0].buffers, *self._spare_buffers()])
-            return
-
-        def gathered(part):
-            self._gather(part)
-            refresh(part, [part.buffers])
-
-        self._each_part(lambda k, part: gathered(part))
+        """Recompute every stored gap at the current weights (n oracle calls), the
+        sequences shared by the threads in chunks, each gap computed as one thread would,
+        then stored in order."""
+        p, s = self.problem, self.state
+        buffers = [self.buffers, *self._spare_buffers()]
+        values = np.empty(len(self.members))
+        run_parallel([
+            (lambda t=t: gap_values(s.w, p.n_attributes, p.n_labels, self.index, s,
+                                    buffers[t], self.members, values, t, len(buffers),
+                                    REFRESH_CHUNK))
+            for t in range(len(buffers))])
+        record_gaps(s, self.sampler, values)
 
     def _spare_buffers(self) -> list[SDCABuffers]:
-        """Buffers for the threads past the first of a one-part refresh (made once)."""
+        """Buffers for the threads past the first of a refresh (made once)."""
         if self._spares is None:
-            part, K = self.parts[0], self.problem.n_labels
-            max_len = int(np.max(np.diff(part.index.offsets)))
+            K = self.problem.n_labels
+            max_len = int(np.max(np.diff(self.index.offsets)))
             self._spares = [SDCABuffers(make_workspace(max_len, K), *(np.zeros(0),) * 3,
                                         aligned_zeros(K * K), *(np.zeros(0),) * 3)
                             for _ in range(self.threads - 1)]  # none on one thread
@@ -403,7 +294,9 @@ class SDCA(Solver):
         return self._round_point if self._at_round_end() else self.state.w
 
     def _counters(self) -> np.ndarray:
-        return sum(part.state.counters for part in self.parts)
+        if self.batch_size == 1:
+            return self.state.counters.copy()
+        return self.state.counters + sum(t.counters for t in self.thread_states)
 
     def counters(self) -> dict[str, int]:
         c = self._counters()
@@ -426,15 +319,11 @@ class SDCA(Solver):
         return -0.5 * self.problem.lam * s[W_NORM2] + s[SUM_ENTROPY] / self.problem.n
 
     def resync(self) -> None:
-        """Recompute the maintained sums exactly (removes floating-point drift; with
-        several parts, each part's sums are its own and the solver's state holds the
-        whole)."""
+        """Recompute the maintained sums exactly (removes floating-point drift)."""
         s = self.state
         s.scalars[W_NORM2] = dot(s.w, s.w)
         s.scalars[SUM_ENTROPY] = weighted_sum(s.entropies, self.problem.train)
-        for part in self.parts:
-            part.state.scalars[SUM_GAPS] = part.sampler.gaps.sum()
-        s.scalars[SUM_GAPS] = sum(part.sampler.gaps.sum() for part in self.parts)
+        s.scalars[SUM_GAPS] = self.sampler.gaps.sum()
 
     def gap_estimate(self) -> float:
         """Mean of the stored (possibly stale) block gaps.
@@ -463,14 +352,15 @@ class SDCA(Solver):
         return self.state.mu_unary, self.state.mu_pair
 
     def phase_cycles(self) -> dict[str, int]:
-        """Cycle-counter ticks spent so far in each phase of a step, summed over parts."""
+        """Cycle-counter ticks spent so far in each phase of a step (sequential SDCA; a
+        batch's steps are not profiled)."""
         c = self._counters()
         return {name: int(c[CYC_ORACLE + k]) for k, name in enumerate(PHASES)}
 
     def diagnostics(self) -> dict[str, float]:
         c = self._counters()
         d = c - self._last
-        step_sum = sum(part.state.sums[SUM_STEP] for part in self.parts)
+        step_sum = self.state.sums[SUM_STEP]
         updates = max(int(d[UPDATES]), 1)
         cyc = d[CYC_ORACLE:CYC_ORACLE + len(PHASES)]
         total = max(int(cyc.sum()), 1)

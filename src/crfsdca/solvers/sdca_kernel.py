@@ -11,8 +11,8 @@ own, inlined into the step, whose cycles the step counts (``SDCA.phase_cycles``)
    (:mod:`.sdca_linesearch`);
 5. ``update`` (:func:`_update`): mu_i += gamma delta and w += gamma u.
 
-Each part of partitioned SDCA (:mod:`.partitions`) runs these steps on its own copy of
-the weights, so no step ever shares w with another thread.
+Mini-batch SDCA (:mod:`.minibatch`) runs phases 1-4 of a batch's steps on several
+threads against the same weights, then phase 5 of each in turn on one thread.
 
 The sum of the entropies H~(mu_i) and ||w||^2 are kept up to date, so the dual objective
 is known at every step.

@@ -1,21 +1,20 @@
-"""Partitioned SDCA (``solvers/partitions.py``, ``docs/math.md`` section 9): parts fixed by
-the data, local subproblems that see the same problem, a certificate as exact as with
-one part, a dual that no round lowers, and one model per seed and P on any thread count."""
+"""Mini-batch SDCA (``solvers/minibatch.py``, ``docs/math.md`` section 9): a certificate as
+exact as sequential SDCA's, a dual that no step lowers, the same iterates as a
+simulation written plainly, and one model per seed and batch size on any thread count."""
 
 import numpy as np
 import pytest
-from helpers.bruteforce import random_split
+from helpers.bruteforce import joint, marginals_of, random_split
 from helpers.scipy_reference import lbfgs_optimum
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from crfsdca.data.radii import squared_radii
 from crfsdca.data.sequences import make_sequences
 from crfsdca.data.synthetic import synthetic_sequences
 from crfsdca.model.features import soft_threshold
-from crfsdca.model.objective import block_gaps, predict, primal, weights_from_marginals
+from crfsdca.model.objective import block_gaps, primal, weights_from_marginals
 from crfsdca.solvers.base import Problem
-from crfsdca.solvers.partitions import local_split, partition_bounds
 from crfsdca.solvers.registry import SAMPLERS, make_solver
 
 
@@ -47,52 +46,44 @@ def certificate_holds(s, p):
     return gap
 
 
-@given(st.integers(1, 200), st.integers(1, 12), st.integers(0, 2**16))
-@settings(max_examples=40, deadline=None)
-def test_parts_are_contiguous_token_balanced_and_never_empty(n, parts, seed):
-    rng = np.random.default_rng(seed)
-    seq = random_split(rng, n, 12, 2, 5)
-    parts = min(parts, n)
-    bounds = partition_bounds(seq, parts)
-    assert bounds[0] == 0 and bounds[-1] == n and len(bounds) == parts + 1
-    assert np.all(np.diff(bounds) >= 1)
-    tokens = np.diff(seq.offsets[bounds])
-    assert tokens.max() <= seq.n_tokens / parts + 2 * seq.lengths().max()
+def steps_from(seq, w, mu_before, mu_after, A, K):
+    """For each sequence whose unary marginals moved: whether they moved along
+    nu_i(w) - mu_i (brute force over every labeling), the direction of a step taken at w."""
+    along = []
+    for i in range(seq.n_sequences):
+        lo, hi = seq.offsets[i] * K, seq.offsets[i + 1] * K
+        moved = mu_after[lo:hi] - mu_before[lo:hi]
+        if np.abs(moved).max() < 1e-12:
+            continue
+        ys, _, prob, _ = joint(w, seq, i, A, K)
+        nu = marginals_of(ys, prob, int(seq.offsets[i + 1] - seq.offsets[i]), K)[0].ravel()
+        d = nu - mu_before[lo:hi]
+        gamma = moved @ d / (d @ d)
+        along.append(bool(np.allclose(moved, gamma * d, atol=1e-9) and 0 < gamma <= 1))
+    return along
 
 
-def test_more_parts_than_sequences_are_refused():
-    seq = random_split(np.random.default_rng(0), 3, 4, 2, 5)
-    with pytest.raises(ValueError, match="partitions must be between 1 and the 3"):
-        partition_bounds(seq, 4)
-
-
-@pytest.mark.parametrize("real", [False, True])
-def test_a_local_split_scores_as_the_whole(real):
-    """Each part on its renumbered attributes, at the gathered weights: the same Viterbi
-    labels, and the parts' losses add up to the whole's."""
-    rng = np.random.default_rng(3)
-    A, K = 25, 3
-    seq = random_split(rng, 40, 7, K, A, real=real)
-    w = rng.normal(size=A * K + 3 * K + K * K)
-    whole = predict(w, seq, A, K)
-    bounds = partition_bounds(seq, 4)
-    loss = 0.0
-    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
-        part = local_split(seq, lo, hi, A, K)
-        t0, t1 = seq.offsets[lo], seq.offsets[hi]
-        np.testing.assert_array_equal(predict(w[part.rows], part.seq, part.n_attributes, K),
-                                      whole[t0:t1])
-        loss += (hi - lo) * primal(w[part.rows], part.seq, part.n_attributes, K, 0.0)
-    assert loss == pytest.approx(seq.n_sequences * primal(w, seq, A, K, 0.0), rel=1e-12)
+@pytest.mark.parametrize("batch_size", [1, 4])
+def test_every_step_of_a_batch_is_taken_at_the_batch_weights(batch_size):
+    """Cyclic draws, one batch of 4 (or 4 sequential steps): with batches, the 4 blocks move
+    along nu_i(w0) - mu_i, their directions at the weights before the batch; sequentially,
+    only the first does (the others see the steps before them)."""
+    seq = random_split(np.random.default_rng(4), 8, 4, 3, 6)
+    p = Problem(seq, 6, 3, 1.0 / 8)
+    s = make_solver("sdca", p, seed=0, batch_size=batch_size, sampler="cyclic")
+    w0, mu0 = s.weights().copy(), s.marginals[0].copy()
+    s.run(4)
+    along = steps_from(seq, w0, mu0, s.marginals[0], 6, 3)
+    assert along == ([True] * 4 if batch_size == 4 else [True, False, False, False])
 
 
 @pytest.mark.parametrize("sampler", list(SAMPLERS))
-def test_partitioned_sdca_converges_to_the_optimum_with_every_sampler(sampler):
-    """Three parts: the gap certificate stays exact, no round lowers the dual, and P
+def test_minibatch_sdca_converges_to_the_optimum_with_every_sampler(sampler):
+    """Batches of 3: the gap certificate stays exact, no batch lowers the dual, and P
     reaches scipy's optimum within the certified gap (weak duality, at any gap)."""
     p = problem(n=120)
     _, p_star = lbfgs_optimum(p)
-    s = make_solver("sdca", p, seed=1, partitions=3, sampler=sampler)
+    s = make_solver("sdca", p, seed=1, batch_size=3, sampler=sampler)
     s.prepare()
     dual = s.dual()
     for _ in range(200):
@@ -104,11 +95,12 @@ def test_partitioned_sdca_converges_to_the_optimum_with_every_sampler(sampler):
     P = primal(s.weights(), p.train, p.n_attributes, p.n_labels, p.lam)
     assert -1e-10 <= P - p_star <= gap * (1 + 1e-9) + 1e-12
     assert gap < 0.05 * P  # from a relative gap of about 1 at the start
-    assert s.counters()["updates"] == 200 * (p.n // 10) == s.part_draws.sum()
+    # every draw is a step, but a sequence drawn twice in a batch, taken once
+    assert 0.9 * 200 * (p.n // 10) <= s.counters()["updates"] <= 200 * (p.n // 10)
 
 
 @pytest.mark.parametrize("case", ["l1", "float32", "weights", "dense", "catalyst"])
-def test_partitioned_sdca_keeps_its_certificate(case):
+def test_minibatch_sdca_keeps_its_certificate(case):
     kw = {}
     p = problem()
     if case == "l1":
@@ -121,7 +113,7 @@ def test_partitioned_sdca_keeps_its_certificate(case):
         p = problem(dense=3)
     else:
         kw = {"catalyst": 3.0, "catalyst_floor": 0.3}
-    s = make_solver("sdca", p, seed=0, partitions=4, **kw)
+    s = make_solver("sdca", p, seed=0, batch_size=4, **kw)
     s.prepare()
     for _ in range(150):
         s.run(p.n // 5)
@@ -132,21 +124,21 @@ def test_partitioned_sdca_keeps_its_certificate(case):
     assert -1e-9 <= gap < 1e-2
 
 
-def test_the_model_is_the_seed_and_the_parts_whatever_the_threads(monkeypatch):
-    """P = 3 on 1, 2 and 3 threads (and run to run): the same weights and marginals, bit
-    for bit; another seed, another model."""
+def test_the_model_is_the_seed_and_the_batch_size_whatever_the_threads(monkeypatch):
+    """Batches of 3 on 1, 2 and 3 threads (and run to run): the same weights and marginals,
+    bit for bit; another seed, another model."""
     monkeypatch.setattr("crfsdca.runtime.threads.usable_cores", lambda: 8)
     p = problem(n=90, l1=0.005)
     runs = []
     for threads in (1, 2, 3, 2):
-        s = make_solver("sdca", p, seed=7, threads=threads, partitions=3)
+        s = make_solver("sdca", p, seed=7, threads=threads, batch_size=3)
         for _ in range(25):
             s.run(p.n // 10)
         runs.append((s.weights().copy(), s.marginals[0].copy(), s.dual()))
     for w, mu, d in runs[1:]:
         assert np.array_equal(w, runs[0][0]) and np.array_equal(mu, runs[0][1])
         assert d == runs[0][2]
-    other = make_solver("sdca", p, seed=8, threads=2, partitions=3)
+    other = make_solver("sdca", p, seed=8, threads=2, batch_size=3)
     for _ in range(25):
         other.run(p.n // 10)
     assert not np.array_equal(other.weights(), runs[0][0])
@@ -154,7 +146,7 @@ def test_the_model_is_the_seed_and_the_parts_whatever_the_threads(monkeypatch):
 
 @pytest.mark.parametrize("options", [{}, {"catalyst": 3.0, "catalyst_floor": 0.3},
                                      {"refresh_every": 1.0}])
-def test_one_part_is_sequential_sdca_on_any_thread_count(monkeypatch, options):
+def test_batches_of_one_are_sequential_sdca_on_any_thread_count(monkeypatch, options):
     """The threads share the refresh of the stored gaps (Catalyst's round ends, or
     ``refresh_every``): the same gaps, stored in the same order, so the same steps."""
     monkeypatch.setattr("crfsdca.runtime.threads.usable_cores", lambda: 8)
@@ -163,6 +155,28 @@ def test_one_part_is_sequential_sdca_on_any_thread_count(monkeypatch, options):
     b = make_solver("sdca", p, seed=3, threads=4, **options)
     for s in (a, b):
         s.run(5 * p.n)
-    assert len(a.parts) == len(b.parts) == 1
     assert np.array_equal(a.weights(), b.weights())
     np.testing.assert_array_equal(a.sampler.gaps, b.sampler.gaps)
+
+
+@given(st.integers(0, 2**16), st.integers(2, 7), st.integers(2, 4), st.booleans())
+@settings(max_examples=12, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_random_problems_give_one_model_on_any_thread_count(monkeypatch, seed, batch_size,
+                                                            threads, l1):
+    """Random splits, batch sizes, thread counts and penalties: the threads' run is the
+    one thread's, bit for bit, and no batch lowers the dual."""
+    monkeypatch.setattr("crfsdca.runtime.threads.usable_cores", lambda: 8)
+    rng = np.random.default_rng(seed)
+    seq = random_split(rng, 30, 6, 3, 10)
+    p = Problem(seq, 10, 3, 0.5 / 30, l1=0.01 if l1 else 0.0)
+    runs = []
+    for t in (1, threads):
+        s = make_solver("sdca", p, seed=seed, threads=t, batch_size=batch_size)
+        dual = s.dual()
+        for _ in range(6):
+            s.run(p.n // 2)
+            assert s.dual() >= dual - 1e-12
+            dual = s.dual()
+        runs.append((s.weights().copy(), s.marginals[1].copy()))
+    assert np.array_equal(runs[0][0], runs[1][0]) and np.array_equal(runs[0][1], runs[1][1])
