@@ -303,23 +303,20 @@ def studies_table() -> str:
     return "\n".join(lines)
 
 
-PARTITIONS_RUN = STUDIES / "runs" / "partitions.json"
-
-
-def partitions_table() -> str:
-    """``benchmarks/studies/partitions.py``'s stored run: per dataset and c2, the epochs
-    (or the relative gap at the budget) of each number of parts, and their ratio to one
-    part's."""
-    run = json.loads(PARTITIONS_RUN.read_text())
+def epochs_table(run_name: str, key: str, what: str) -> str:
+    """A stored run of epochs against a parallel scheme's size ``key`` (``minibatch.json``:
+    B, ``partitions.json``: P): per dataset and c2, the epochs (or the relative gap at the
+    budget) of each size, and their ratio to size 1's."""
+    run = json.loads((STUDIES / "runs" / run_name).read_text())
     rows = run["rows"]
-    parts = sorted({r["P"] for r in rows})
-    lines = ["| data | c1 | c2 | " + " | ".join(f"P = {p}" for p in parts) + " |",
-             "|---|---|---|" + "---|" * len(parts)]
-    for key in dict.fromkeys((r["dataset"], r["c1"], r["c2"]) for r in rows):
-        cell = {r["P"]: r for r in rows if (r["dataset"], r["c1"], r["c2"]) == key}
+    sizes = sorted({r[key] for r in rows})
+    lines = ["| data | c1 | c2 | " + " | ".join(f"{key} = {p}" for p in sizes) + " |",
+             "|---|---|---|" + "---|" * len(sizes)]
+    for cell_key in dict.fromkeys((r["dataset"], r["c1"], r["c2"]) for r in rows):
+        cell = {r[key]: r for r in rows if (r["dataset"], r["c1"], r["c2"]) == cell_key}
         one = cell.get(1)
         out = []
-        for p in parts:
+        for p in sizes:
             r = cell.get(p)
             if r is None:
                 out.append("")
@@ -327,17 +324,36 @@ def partitions_table() -> str:
                 out.append(f"> {r['epochs']:g} (gap {r['relative_gap']:.1e})")
             elif one is not None and one["status"] == "converged" and p > 1:
                 ratio = r["epochs"] / one["epochs"]
-                out.append(f"{r['epochs']:g} ({ratio:.2f}x; {p / ratio:.1f}x on {p} cores)")
+                out.append(f"{r['epochs']:g} ({ratio:.2f}x)")
             else:
                 out.append(f"{r['epochs']:g}")
-        name = {"ner": "Dutch NER", "chunk": "CoNLL-2000"}.get(key[0], key[0])
-        lines.append(f"| {name} | {key[1]:g} | {key[2]:g} | " + " | ".join(out) + " |")
+        name = {"ner": "Dutch NER", "chunk": "CoNLL-2000"}.get(cell_key[0], cell_key[0])
+        lines.append(f"| {name} | {cell_key[1]:g} | {cell_key[2]:g} | " + " | ".join(out)
+                     + " |")
     lines.append("")
-    lines.append(f"Epochs to the default certified relative gap, one thread, a budget of "
-                 f"{run['budget']} epochs ('>': not reached, the gap at the budget); in "
-                 f"brackets the epochs over one part's, and the modelled speed-up on P "
-                 f"cores, P x (epochs at P = 1) / (epochs at P), an upper bound that "
-                 f"leaves out the round's serial end; {run['machine']}.")
+    lines.append(f"Epochs of {what} to the default certified relative gap, one thread, a "
+                 f"budget of {run['budget']} epochs ('>': not reached, the gap at the "
+                 f"budget); in brackets the epochs over those of {key} = 1; "
+                 f"{run['machine']}.")
+    return "\n".join(lines)
+
+
+def templates_table() -> str:
+    """``benchmarks/studies/templates_vs_wapiti.py``'s stored run: each tool's fit of CRF++'s
+    chunking template on CoNLL-2000 at the same L2 regularization."""
+    run = json.loads((STUDIES / "runs" / "templates_vs_wapiti.json").read_text())
+    cols = [("tool", "tool"), ("algorithm", "algorithm"), ("threads", "threads"),
+            ("seconds", "seconds"), ("status", "status"), ("relative_gap", "relative gap"),
+            ("test_chunk_f1", "test chunk F1"), ("objective", "objective (crfsdca's)")]
+    lines = ["| " + " | ".join(title for _, title in cols) + " |",
+             "|" + "---|" * len(cols)]
+    for row in run["rows"]:
+        lines.append("| " + " | ".join("" if row.get(k) is None else f"{row[k]}"
+                                       for k, _ in cols) + " |")
+    reg = run["regularization"]
+    lines += ["", f"{run['template']}; {reg['objective']} (c2 = {reg['crfsdca_c2']:g}, "
+              f"C = {reg['crfpp_C']:g}, rho2 = {reg['wapiti_rho2']:g}); {run['note']}; "
+              f"{run['machine']}, {run['date']}."]
     return "\n".join(lines)
 
 
@@ -351,7 +367,10 @@ def placeholder(name: str) -> str:
     generated = {"bench_current": lambda: _publish("site"),
                  "bench_table": lambda: _publish("table"),
                  "bench_suite": suite_table, "studies": studies_table,
-                 "partitions": partitions_table}
+                 "templates_vs_wapiti": templates_table,
+                 "minibatch": lambda: epochs_table("minibatch.json", "B", "mini-batch SDCA"),
+                 "partitions": lambda: epochs_table("partitions.json", "P",
+                                                    "partitioned SDCA (CoCoA+)")}
     if name not in generated:
         raise PluginError(f"unknown placeholder {{{{ {name} }}}}")
     return generated[name]()

@@ -9,7 +9,8 @@ Answer: Dutch (the tutorial's features): no P > 1 reaches the gap in 50 epochs a
     0.01, 0.1 or 1 (P = 1: 22.2, 10.6, 6.2 epochs); CoNLL-2000: P = 2 takes 1.79x, 1.53x,
     1.14x the epochs. The default keeps P = 1. Table: docs/benchmarks.md ("Partitioned
     SDCA"), from benchmarks/studies/runs/partitions.json.
-Frozen: kept as it ran, still runnable: `python benchmarks/studies/partitions.py`.
+Frozen: kept as it ran; the option `partitions` is gone since c504726 (mini-batch SDCA,
+    `minibatch.py`, replaced partitioned SDCA): run it at 99e3dd5.
 
 A P-part run is the same run on one core as on P (the parts are independent within a
 round and their changes are added in a fixed order), so the epochs and oracle passes

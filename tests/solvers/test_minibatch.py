@@ -68,8 +68,8 @@ def test_every_step_of_a_batch_is_taken_at_the_batch_weights(batch_size):
     """Cyclic draws, one batch of 4 (or 4 sequential steps): with batches, the 4 blocks move
     along nu_i(w0) - mu_i, their directions at the weights before the batch; sequentially,
     only the first does (the others see the steps before them)."""
-    seq = random_split(np.random.default_rng(4), 8, 4, 3, 6)
-    p = Problem(seq, 6, 3, 1.0 / 8)
+    seq = random_split(np.random.default_rng(4), 32, 4, 3, 6)  # batches of up to n / 8
+    p = Problem(seq, 6, 3, 1.0 / 32)
     s = make_solver("sdca", p, seed=0, batch_size=batch_size, sampler="cyclic")
     w0, mu0 = s.weights().copy(), s.marginals[0].copy()
     s.run(4)
@@ -95,8 +95,9 @@ def test_minibatch_sdca_converges_to_the_optimum_with_every_sampler(sampler):
     P = primal(s.weights(), p.train, p.n_attributes, p.n_labels, p.lam)
     assert -1e-10 <= P - p_star <= gap * (1 + 1e-9) + 1e-12
     assert gap < 0.05 * P  # from a relative gap of about 1 at the start
-    # every draw is a step, but a sequence drawn twice in a batch, taken once
-    assert 0.9 * 200 * (p.n // 10) <= s.counters()["updates"] <= 200 * (p.n // 10)
+    # every draw is a step (of distinct sequences within a batch), the last draws that do
+    # not fill a batch waiting for the next call
+    assert 200 * (p.n // 10) - 2 <= s.counters()["updates"] <= 200 * (p.n // 10)
 
 
 @pytest.mark.parametrize("case", ["l1", "float32", "weights", "dense", "catalyst"])

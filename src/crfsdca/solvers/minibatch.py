@@ -1,12 +1,11 @@
 """Mini-batch SDCA: what lets SDCA use every core and still give one model per seed.
 
-A batch is ``batch_size`` sequences drawn one after another by the sampler, without
-replacement where the sampler follows the stored gaps (a drawn sequence's stored gap is
-set to 0 until its step is applied; with the other samplers a sequence drawn twice in a
-batch is taken once). Every step of the batch is computed against the
-same weights, the batch's start: its oracle, block gap, direction and line search, by
-whichever thread claims it first, each in its own buffers.
-Then one thread applies the steps in draw order. Before applying a step, the quadratic
+A batch is ``batch_size`` distinct sequences drawn one after another by the sampler: a
+drawn sequence's stored gap is set to 0 until its step is applied (so the gap samplers
+do not draw it again), and a sequence drawn again is drawn anew. Every step of the batch
+is computed against the same weights, the batch's start: its oracle, block gap,
+direction and line search, by whichever thread claims it first, each in its own
+buffers. Then one thread applies the steps in draw order. Before applying a step, the quadratic
 term of its line search is rebased on the weights as they are then (<w, u>, and with
 the elastic net the split of ``l1_split``), and the step is applied only if it raises
 the dual exactly (else it is taken back, a null step, as the sequential kernel does
@@ -50,11 +49,13 @@ from .sdca_kernel import (
 )
 from .sdca_linesearch import Block, l1_split, line_search
 
+REDRAWS = 8  # draws a batch may take, per step, before it settles for fewer steps
+
 
 class Batch(NamedTuple):
     """The current batch: its draws and what each step's compute left for the apply."""
 
-    drawn: np.ndarray  # int64 (batch_size): the sampler's indices, duplicates dropped
+    drawn: np.ndarray  # int64 (batch_size): the sampler's indices, all distinct
     size: np.ndarray  # int64 (2): how many of ``drawn`` are in the batch; the next step
     # that no thread has claimed yet
     gaps: np.ndarray  # float64 (batch_size): each step's fresh block gap (weighted)
@@ -110,10 +111,13 @@ def _step_buffers(sb, q):
 
 @njit(**NJIT)
 def _draw_batch(sampler, rng, batch):
-    """batch_size draws, each drawn sequence's stored gap set to 0 until its step (no
-    second draw by the gap samplers); a sequence drawn again is taken once."""
+    """batch_size distinct sequences: each drawn one's stored gap is set to 0 until its
+    step (so the gap samplers do not draw it again), and a sequence drawn again is drawn
+    anew (at most ``REDRAWS`` times the batch size in all; the batch is smaller if they
+    run out, which only a batch about as large as the sequences makes likely)."""
     m = 0
-    for _ in range(len(batch.drawn)):
+    size = len(batch.drawn)
+    for _ in range(REDRAWS * size):
         j = draw(sampler, rng)
         seen = False
         for q in range(m):
@@ -123,6 +127,8 @@ def _draw_batch(sampler, rng, batch):
             batch.stored[m] = sampler.gaps[j]
             record_gap(sampler, j, 0.0)
             m += 1
+            if m == size:
+                break
     batch.size[0] = m
     batch.size[1] = 0
 

@@ -155,7 +155,9 @@ class SDCA(Solver):
             make_workspace(max_len, K), aligned_zeros(vsize), aligned_zeros(3 * K),
             aligned_zeros(K * K), aligned_zeros(K * K), aligned_zeros(vsize if p.kappa else 0),
             aligned_zeros(support), aligned_zeros(support))
-        self.batch_size = o["batch_size"]
+        # a batch of at most an eighth of the sequences: on a handful of them a batch of
+        # all would be one stale step for each (the dual checks would keep few)
+        self.batch_size = min(o["batch_size"], max(len(self.members) // 8, 1))
         if self.batch_size > 1:
             self.batch = make_batch(self.batch_size)
             self.step_buffers = make_step_buffers(self.batch_size, self.buffers)
