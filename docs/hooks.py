@@ -339,21 +339,27 @@ def epochs_table(run_name: str, key: str, what: str) -> str:
 
 
 def templates_table() -> str:
-    """``benchmarks/studies/templates_vs_wapiti.py``'s stored run: each tool's fit of CRF++'s
-    chunking template on CoNLL-2000 at the same L2 regularization."""
+    """``benchmarks/studies/templates_vs_wapiti.py``'s stored run: per tool (each fit of
+    CRF++'s chunking template on CoNLL-2000 at the same L2 regularization), its test chunk
+    F1, the objective crfsdca evaluates at its weights, the tool's own, its iterations (or
+    epochs) and seconds."""
     run = json.loads((STUDIES / "runs" / "templates_vs_wapiti.json").read_text())
-    cols = [("tool", "tool"), ("algorithm", "algorithm"), ("threads", "threads"),
-            ("seconds", "seconds"), ("status", "status"), ("relative_gap", "relative gap"),
-            ("test_chunk_f1", "test chunk F1"), ("objective", "objective (crfsdca's)")]
-    lines = ["| " + " | ".join(title for _, title in cols) + " |",
-             "|" + "---|" * len(cols)]
-    for row in run["rows"]:
-        lines.append("| " + " | ".join("" if row.get(k) is None else f"{row[k]}"
-                                       for k, _ in cols) + " |")
     reg = run["regularization"]
-    lines += ["", f"{run['template']}; {reg['objective']} (c2 = {reg['crfsdca_c2']:g}, "
-              f"C = {reg['crfpp_C']:g}, rho2 = {reg['wapiti_rho2']:g}); {run['note']}; "
-              f"{run['machine']}, {run['date']}."]
+    lines = ["| tool | algorithm | test chunk F1 | objective (crfsdca's) | objective (its own) "
+             "| iterations | seconds |", "|---|---|---|---|---|---|---|"]
+    for r in run["rows"]:
+        steps = (f"{r['epochs']:g} epochs" if "epochs" in r else
+                 f"{r['iterations']}" if r.get("iterations") is not None else "")
+        own = r.get("own_objective", r.get("objective"))
+        mine, f1 = r.get("objective"), r.get("test_chunk_f1")
+        lines.append(f"| {r['tool']} | {r['algorithm']} | {'' if f1 is None else f'{f1:.2f}'} "
+                     f"| {'' if mine is None else f'{mine:.4f}'} | "
+                     f"{'' if own is None else f'{own:g}'} | {steps} | {r['seconds']:.1f} |")
+    lines += ["", f"{run['data']}; {run['template']}; CRF++'s C = {reg['crfpp_C']:g} "
+                  f"(crfsdca's c2 = {reg['crfsdca_c2']:g}, Wapiti's rho1 = "
+                  f"{reg['wapiti_rho1']:g}, rho2 = {reg['wapiti_rho2']:g}); the objective "
+                  f"{reg['objective']}. One thread each; {run['machine']}, {run['date']}. "
+                  f"{run['note'][0].upper()}{run['note'][1:]}."]
     return "\n".join(lines)
 
 
