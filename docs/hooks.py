@@ -363,6 +363,20 @@ def templates_table() -> str:
     return "\n".join(lines)
 
 
+def minibatch_wall_table() -> str:
+    """``benchmarks/studies/minibatch_wall.py``'s stored run: seconds per SDCA epoch for
+    each batch size and thread count."""
+    run = json.loads((STUDIES / "runs" / "minibatch_wall.json").read_text())
+    lines = ["| batch size x threads | seconds an epoch (median) | speed-up over 1 x 1 | "
+             "rounds |", "|---|---|---|---|"]
+    for r in run["rows"]:
+        lines.append(f"| {r['B x threads']} | {r['median s']:.3f} | {r['vs 1x1']:.2f}x | "
+                     + ", ".join(f"{x:.3f}" for x in r["rounds"]) + " |")
+    lines += ["", f"Dutch with the tutorial's features, c2 = {run['c2']:g}, c1 = 0, one "
+              f"solver per row, epochs alternated; {run['machine']}."]
+    return "\n".join(lines)
+
+
 def placeholder(name: str) -> str:
     """The text of ``{{ name }}``."""
     parts = name.split(".")
@@ -375,6 +389,7 @@ def placeholder(name: str) -> str:
                  "bench_suite": suite_table, "studies": studies_table,
                  "templates_vs_wapiti": templates_table,
                  "minibatch": lambda: epochs_table("minibatch.json", "B", "mini-batch SDCA"),
+                 "minibatch_wall": minibatch_wall_table,
                  "partitions": lambda: epochs_table("partitions.json", "P",
                                                     "partitioned SDCA (CoCoA+)")}
     if name not in generated:

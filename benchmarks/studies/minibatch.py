@@ -10,7 +10,8 @@ Answer: Few more epochs up to B = 8, more beyond. Dutch (the tutorial's features
     0.01 / 0.1 / 1: B = 8 takes 1.07x / 1.13x / 1.06x the epochs of B = 1 (22.2, 10.6,
     6.2), B = 16 1.16x / 1.42x / 1.13x, B = 32 1.40x / 1.98x / 1.39x; CoNLL-2000 (27.3,
     15, 8.7 at B = 1): B = 8 1.01x / 1.00x / 1.01x, B = 16 1.02x / 1.07x / 1.03x, B = 32
-    1.06x / 1.20x / 1.13x. crfsdca.CRF's default batch_size is 8. Table:
+    1.06x / 1.20x / 1.13x. But on this 2-vCPU machine B = 8 on two threads is no faster than
+    B = 1 on one (docs/benchmarks.md), so the default stays 1. Table:
     docs/benchmarks.md ("Mini-batch SDCA"), from benchmarks/studies/runs/minibatch.json.
 
 A run with batches of B is the same run on one thread as on B (each step of a batch is

@@ -152,11 +152,12 @@ def test_the_usable_cores_read_the_affinity_mask():
         assert 1 <= usable_cores() <= len(os.sched_getaffinity(0))
 
 
-@pytest.mark.parametrize("kw", [{}, {"c1": 0.1}, {"algorithm": "lbfgs"}])
+@pytest.mark.parametrize("kw", [{}, {"batch_size": 4}, {"batch_size": 4, "c1": 0.1},
+                                {"algorithm": "lbfgs"}])
 def test_the_default_fit_is_one_model_on_any_number_of_threads(monkeypatch, kw):
-    """``CRF()`` as users call it (mini-batch SDCA at its default batch size, or the
-    tutorial's lbfgs), with a dev set: the same weights and the same log, bit for bit, on
-    1, 2 and 3 threads and run to run."""
+    """``CRF()`` as users call it (SDCA, sequential or in batches of 4 with and without the
+    elastic net, or the tutorial's lbfgs), with a dev set: the same weights and the same
+    log, bit for bit, on 1, 2 and 3 threads and run to run."""
     from helpers.corpora import small_corpus
 
     from crfsdca import CRF
@@ -167,8 +168,8 @@ def test_the_default_fit_is_one_model_on_any_number_of_threads(monkeypatch, kw):
                                                                       X_dev=X[45:],
                                                                       y_dev=y[45:])
             for t in (1, 2, 3, 2)]
-    if "algorithm" not in kw:
-        assert fits[0].training_log_.method["batch_size"] > 1
+    if "batch_size" in kw:
+        assert fits[0].training_log_.method["batch_size"] == 4
     for crf in fits[1:]:
         np.testing.assert_array_equal(crf.model_.weights, fits[0].model_.weights)
         assert [(r["loss"], r["dev_accuracy"]) for r in crf.training_log_.iterations] \

@@ -116,9 +116,9 @@ SDCA_OPTIONS = OptionTable("sdca", [
     Option("batch_size", int, 1, "B: the steps computed against the same weights, the "
            "threads sharing them, then applied in draw order where each still raises the "
            "dual (mini-batch SDCA, math.md section 9): the model depends on the seed and "
-           "B, never on the threads. 1: sequential SDCA, the paper's (crfsdca.CRF: 8, "
-           "docs/benchmarks.md 'Mini-batch SDCA')",
-           bounds="[1, inf)", label="B={value}", crfsuite_default=8),
+           "B, never on the threads. 1: sequential SDCA, the paper's (what it costs and "
+           "gains: docs/benchmarks.md 'Mini-batch SDCA')",
+           bounds="[1, inf)", label="B={value}"),
 ])
 
 # -------------------------------------------------------------------------------- SAG
