@@ -78,7 +78,7 @@ def cpu_seconds() -> float:
 
 
 def run_one(tool: str, lang: str, jobs: int, quick: bool, path_epsilon: float | None,
-            seed: int) -> dict:
+            seed: int, refine: int | None = None) -> dict:
     """One search, in this process: its seconds, choice, scores."""
     import numpy as np
     from sklearn.metrics import make_scorer
@@ -109,7 +109,8 @@ def run_one(tool: str, lang: str, jobs: int, quick: bool, path_epsilon: float | 
         f1 = make_scorer(metrics.flat_f1_score, average="weighted", labels=labels)
         c1s, c2s = grid(QUICK["grid"] if quick else GRID)
         search = CRFCV(c1s=c1s, c2s=c2s, cv=3, scoring=f1, n_jobs=jobs,
-                       path_epsilon=path_epsilon, all_possible_transitions=True)
+                       path_epsilon=path_epsilon, refine=refine,
+                       all_possible_transitions=True)
     cpu0, t0 = cpu_seconds(), time.perf_counter()
     search.fit(X, y)
     out["seconds"] = time.perf_counter() - t0
@@ -122,7 +123,9 @@ def run_one(tool: str, lang: str, jobs: int, quick: bool, path_epsilon: float | 
         r = search.cv_results_
         epochs = np.array([r[f"split{k}_epochs"] for k in range(3)])
         gaps = np.array([r[f"split{k}_relative_gap"] for k in range(3)])
-        out["path"] = {"path_epsilon": search.path_epsilon, "points": int(epochs.size),
+        out["path"] = {"path_epsilon": search.path_epsilon, "refine": search.refine,
+                       "refined": [r["params"][i] for i in np.flatnonzero(r["refined"])],
+                       "points": int(epochs.size),
                        "epochs": float(epochs.sum()),
                        "epochs_per_point": float(epochs.mean()),
                        "max_relative_gap": float(gaps.max()),
@@ -154,13 +157,15 @@ def main(argv=None) -> int:
                     "sklearn-crfsuite's first)")
     ap.add_argument("--path-epsilon", type=float, default=None,
                     help="CRFCV's path_epsilon (default: its own)")
+    ap.add_argument("--refine", type=int, default=None,
+                    help="CRFCV's refine (default: its own)")
     ap.add_argument("--seed", type=int, default=0, help="RandomizedSearchCV's random_state")
     ap.add_argument("--out", type=Path, help="append each run as a JSON line here")
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:  # a child: one search, its JSON on stdout
         print(json.dumps(run_one(args.only, args.lang[0], args.jobs[0], args.quick,
-                                 args.path_epsilon, args.seed)))
+                                 args.path_epsilon, args.seed, args.refine)))
         return 0
     rows = []
     for lang in args.lang:
@@ -171,6 +176,8 @@ def main(argv=None) -> int:
                 cmd += ["--quick"] if args.quick else []
                 if args.path_epsilon is not None:
                     cmd += ["--path-epsilon", str(args.path_epsilon)]
+                if args.refine is not None:
+                    cmd += ["--refine", str(args.refine)]
                 done = subprocess.run(cmd, capture_output=True, text=True, check=False)
                 if done.returncode:
                     sys.stderr.write(done.stderr)

@@ -28,6 +28,7 @@ speed-ups over ``sk-100``'s median, the objective in CRFsuite's scale and test F
 (``practitioner.objective`` and ``scores``).
 
     python benchmarks/studies/every_core.py --json runs/every_core.json
+    python benchmarks/studies/every_core.py --datasets chunk --json runs/every_core.json --add
     python benchmarks/studies/every_core.py --datasets ner --c1 0.1 --c2 0.1 --limit 1000 --rounds 1
 """
 
@@ -86,11 +87,16 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--limit", type=int, help="the first LIMIT training sequences")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--add", action="store_true",
+                    help="keep the rows of --json for the datasets not run now")
     args = ap.parse_args()
     cores = usable_cores()
     print(f"# {machine()}; {cores} cores used by ours; {args.rounds} rounds; "
           f"{time.strftime('%Y-%m-%d %H:%M')}", flush=True)
     rows = []
+    if args.add and args.json and args.json.exists():
+        rows = [r for r in json.loads(args.json.read_text())["rows"]
+                if r["dataset"] not in args.datasets]
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.datasets:
             data = load(name, args.limit)

@@ -6,8 +6,10 @@ every fold and candidate (each fold a view of rows, ``crfsdca.training.folds``);
 fold's grid is one path, every point started from its neighbour's solution and stopped on
 its own certificate at ``path_epsilon`` (``crfsdca.training.path``); paths run in
 parallel through joblib (``joblib.parallel_backend("dask")`` spreads them over a Dask
-cluster). The chosen point is then refitted on all the data at ``epsilon``, the
-estimator's tolerance, as ``GridSearchCV``'s refit does.
+cluster). Coarse to fine: the ``refine`` best candidates at that loose tolerance are
+fitted again on every fold to ``refine_epsilon`` (a path through them alone) and the
+choice is made among them, on those scores. The chosen point is then refitted on all the
+data at ``epsilon``, the estimator's tolerance, as ``GridSearchCV``'s refit does.
 
 For users who keep ``GridSearchCV``,
 [shared_encoding][crfsdca.data.shared_encoding.shared_encoding] lets the clones of one
@@ -16,6 +18,7 @@ search in one process share their encodings.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import math
 import time
@@ -44,8 +47,8 @@ from .training.learn import check_values, feature_mass, scale_problem
 from .training.path import PathRun, fit_path, path_order, split_path
 from .training.weighting import check_sample_weight
 
-__all__ = ["CRFCV", "DEFAULT_C1S", "DEFAULT_C2S", "PATH_EPSILON", "shared_encoding",
-           "tutorial_range"]
+__all__ = ["CRFCV", "DEFAULT_C1S", "DEFAULT_C2S", "PATH_EPSILON", "REFINE", "REFINE_EPSILON",
+           "shared_encoding", "tutorial_range"]
 
 
 def tutorial_range(scale: float, share: float = 0.9) -> tuple[float, float]:
@@ -66,6 +69,11 @@ PATH_EPSILON = 3e-2
 """The certified relative gap at which the points of a path stop (the refit stops at the
 estimator's ``epsilon``): a candidate's score needs less precision than the model that
 is kept (``docs/guide/tuning.md``)."""
+REFINE = 3
+"""How many of the best candidates at ``path_epsilon`` are fitted again to
+``refine_epsilon`` before the choice."""
+REFINE_EPSILON = 3e-2
+"""The certified relative gap of the refined candidates' fits."""
 
 _NOT_FORWARDED = ("c1", "c2")
 """CRF parameters that CRFCV does not take: the grid sets them."""
@@ -109,6 +117,16 @@ class CRFCV(BaseEstimator):
         [PATH_EPSILON][crfsdca.cv.PATH_EPSILON]) for the solvers stopped by their
         certificate (``sdca``, ``oeg``, ``sag-nus``...); the others stop by their own
         test as a cold fit does.
+    refine : int or None, default None
+        Coarse to fine: the number of candidates, best by mean test score at
+        ``path_epsilon``, fitted again on every fold to ``refine_epsilon`` (one path
+        through them) before the choice, which is made among them on those scores (None:
+        [REFINE][crfsdca.cv.REFINE]; 0: choose on the ``path_epsilon`` scores). Nothing is
+        refined where ``refine_epsilon`` is not below ``path_epsilon`` or the solver stops
+        by its own test.
+    refine_epsilon : float or None, default None
+        The certified relative gap of the refined fits (None:
+        [REFINE_EPSILON][crfsdca.cv.REFINE_EPSILON]).
     **crf_params
         Every other parameter of [crfsdca.CRF][crfsdca.estimator.CRF] (``algorithm``,
         ``epsilon``, ``all_possible_transitions``, ``max_iterations``, ``random_state``...),
@@ -134,7 +152,9 @@ class CRFCV(BaseEstimator):
         ``rank_test_score``, ``mean_fit_time``, ``std_fit_time``, ``mean_score_time``,
         ``std_score_time``; and each fitted point's certificate and run:
         ``split{k}_gap`` (P - D, or the solver's bound on P - P*, in CRFsuite's scale),
-        ``split{k}_relative_gap``, ``split{k}_epochs``, ``split{k}_status``.
+        ``split{k}_relative_gap``, ``split{k}_epochs``, ``split{k}_status``, and
+        ``refined`` (True for the candidates fitted again to ``refine_epsilon``: their
+        scores are those fits', they rank first, and the choice is among them).
     n_splits_ : int
     scorer_ : callable
     refit_time_ : float
@@ -154,7 +174,7 @@ class CRFCV(BaseEstimator):
     """
 
     def __init__(self, c1s=None, c2s=None, cv=5, scoring=None, refit=True, n_jobs=None,
-                 path_epsilon=None, **crf_params):
+                 path_epsilon=None, refine=None, refine_epsilon=None, **crf_params):
         unknown = sorted(set(crf_params) - set(CRF_PARAMETERS))
         if unknown:
             raise TypeError(f"CRFCV got unexpected parameters {', '.join(unknown)}"
@@ -167,6 +187,8 @@ class CRFCV(BaseEstimator):
         self.refit = refit
         self.n_jobs = n_jobs
         self.path_epsilon = path_epsilon
+        self.refine = refine
+        self.refine_epsilon = refine_epsilon
         for name, p in CRF_PARAMETERS.items():
             setattr(self, name, crf_params.get(name, p.default))
 
@@ -196,11 +218,11 @@ class CRFCV(BaseEstimator):
         if any(c1 > 0 for c1 in c1s) and not SOLVERS[algorithm].supports_l1:
             raise ConfigError(f"c1s holds values > 0 (an L1 term), which {algorithm} does "
                               "not handle: use sdca or lbfgs, or c1s=[0]")
-        path_epsilon = PATH_EPSILON if self.path_epsilon is None else self.path_epsilon
-        if not (isinstance(path_epsilon, (int, float)) and path_epsilon >= 0
-                and math.isfinite(path_epsilon)):
-            raise ValueError(f"path_epsilon must be a finite number >= 0, got "
-                             f"{self.path_epsilon!r}")
+        path_epsilon = _tolerance("path_epsilon", self.path_epsilon, PATH_EPSILON)
+        refine_epsilon = _tolerance("refine_epsilon", self.refine_epsilon, REFINE_EPSILON)
+        refine = REFINE if self.refine is None else self.refine
+        if isinstance(refine, bool) or not isinstance(refine, (int, np.integer)) or refine < 0:
+            raise ValueError(f"refine must be an integer >= 0, got {self.refine!r}")
         splits = _splits(self.cv, X, y, groups)
         scorer = _scorer(crf, self.scoring)
         sample_weight = check_sample_weight(sample_weight, len(X))
@@ -236,7 +258,26 @@ class CRFCV(BaseEstimator):
         candidates = [(c1, c2) for c1 in c1s for c2 in c2s]  # ParameterGrid's order
         fitted = {(k, point.c1, point.c2): point
                   for (k, _), points in zip(paths, done, strict=True) for point in points}
-        results = _results(candidates, len(splits), fitted)
+        refined: list = []
+        if refine and run.epsilon is not None and refine_epsilon < run.epsilon:
+            loose = _results(candidates, len(splits), fitted)
+            refined = [candidates[i] for i in np.argsort(loose["rank_test_score"],
+                                                         kind="stable")[:refine]]
+            tight = dataclasses.replace(run, epsilon=refine_epsilon)
+            again = joblib.Parallel(n_jobs=self.n_jobs)(
+                joblib.delayed(_score_path)(
+                    seq, encoded.zero_entries, attribute_names, label_names, splits[k],
+                    [X[i] for i in splits[k][1]], [y[i] for i in splits[k][1]],
+                    [p for p in path_order(c1s, c2s) if p in refined], tight, scorer,
+                    self._crf_params(), k)
+                for k in range(len(splits)))
+            for k, points in enumerate(again):
+                for point in points:
+                    first = fitted[(k, point.c1, point.c2)]
+                    fitted[(k, point.c1, point.c2)] = point._replace(
+                        fit_seconds=first.fit_seconds + point.fit_seconds,
+                        score_seconds=first.score_seconds + point.score_seconds)
+        results = _results(candidates, len(splits), fitted, refined)
         best = int(np.argmin(results["rank_test_score"]))
         c1, c2 = candidates[best]
         refitted, refit_time = None, None
@@ -404,9 +445,19 @@ def _score_path(seq, zero_entries, attributes, labels, split, X_test, y_test, po
     return fit_path(fold, points, run, score)
 
 
-def _results(candidates, n_splits: int, fitted: dict) -> dict:
+def _tolerance(name: str, value, default: float) -> float:
+    """A tolerance parameter: ``default`` for None, else a finite number >= 0."""
+    if value is None:
+        return default
+    if isinstance(value, bool) or not (isinstance(value, (int, float)) and value >= 0
+                                       and math.isfinite(value)):
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
+def _results(candidates, n_splits: int, fitted: dict, refined=()) -> dict:
     """``cv_results_`` in ``GridSearchCV``'s layout from the fitted points (``fitted``:
-    {(split, c1, c2): PathPoint})."""
+    {(split, c1, c2): PathPoint}); the ``refined`` candidates rank first."""
     n = len(candidates)
     table = {field: np.array([[getattr(fitted[(k, c1, c2)], field) for k in range(n_splits)]
                               for c1, c2 in candidates], dtype=object)
@@ -427,7 +478,13 @@ def _results(candidates, n_splits: int, fitted: dict) -> dict:
     results["mean_test_score"] = mean
     results["std_test_score"] = scores.std(axis=1)
     ranked = np.where(np.isnan(mean), -np.inf, mean)
-    results["rank_test_score"] = rankdata(-ranked, method="min").astype(np.int32)
+    first = np.array([c in refined for c in candidates], dtype=bool)
+    rank = np.zeros(n, dtype=np.int32)
+    for group, offset in ((first, 0), (~first, int(first.sum()))):
+        if group.any():
+            rank[group] = offset + rankdata(-ranked[group], method="min")
+    results["rank_test_score"] = rank
+    results["refined"] = first
     for field in ("gap", "relative_gap", "epochs"):
         for k in range(n_splits):
             results[f"split{k}_{field}"] = table[field][:, k].astype(np.float64)

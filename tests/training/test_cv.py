@@ -217,6 +217,41 @@ def test_cv_results_carry_every_point_s_certificate(corpus):
     assert search.best_estimator_.training_log_.last_iteration["relative_gap"] <= 3e-4
 
 
+def test_coarse_to_fine_chooses_the_converged_search_s_point(corpus):
+    """Every point to a loose path_epsilon, the 3 best fitted again to refine_epsilon:
+    the choice is that of a search whose every point is converged, the refined
+    candidates rank first with their tight fits' scores and certificates, the others keep
+    their loose ones."""
+    X, y = corpus
+    grid = {"c1s": [0.0, 0.3], "c2s": [0.01, 0.1, 1.0], "cv": 3, "scoring": _f1(y)}
+    converged = CRFCV(**grid, path_epsilon=1e-8, refine=0).fit(X, y)
+    coarse = CRFCV(**grid, path_epsilon=0.3, refine=3, refine_epsilon=1e-8).fit(X, y)
+    assert coarse.best_params_ == converged.best_params_
+    r, full = coarse.cv_results_, converged.cv_results_
+    refined = r["refined"]
+    assert refined.sum() == 3 and not full["refined"].any()
+    assert sorted(r["rank_test_score"][refined]) == [1, 2, 3]
+    assert np.all(r["rank_test_score"][~refined] > 3)
+    for k in range(3):
+        assert np.all(r[f"split{k}_relative_gap"][refined] <= 1e-8)
+        assert np.all(r[f"split{k}_relative_gap"][~refined] <= 0.3)
+        assert np.any(r[f"split{k}_relative_gap"][~refined] > 1e-8)  # loose indeed
+    # the refined scores are the converged search's (both certified to 1e-8)
+    assert np.allclose(r["mean_test_score"][refined], full["mean_test_score"][refined],
+                       atol=1e-3)
+    assert coarse.best_score_ == r["mean_test_score"][refined].max()
+
+
+@pytest.mark.parametrize("name, value", [("refine", -1), ("refine", 1.5), ("refine", True),
+                                         ("refine", "3"), ("refine_epsilon", -0.1),
+                                         ("refine_epsilon", math.inf),
+                                         ("path_epsilon", "0.1")])
+def test_bad_refine_settings_are_refused(corpus, name, value):
+    X, y = corpus
+    with pytest.raises(ValueError, match=name):
+        CRFCV(c1s=[0.0], c2s=[1.0], cv=2, **{name: value}).fit(X, y)
+
+
 def test_delegation_clone_pickle_and_metrics(corpus, tmp_path):
     X, y = corpus
     search = CRFCV(c1s=[0.0], c2s=[0.1, 1.0], cv=3, scoring=scorers.flat_accuracy,
@@ -240,7 +275,8 @@ def test_delegation_clone_pickle_and_metrics(corpus, tmp_path):
     assert twin.set_params(c2s=[0.5], min_freq=1.0).min_freq == 1.0
     params = CRFCV().get_params()
     assert set(params) == {"c1s", "c2s", "cv", "scoring", "refit", "n_jobs",
-                           "path_epsilon"} | (set(CRF().get_params()) - {"c1", "c2"})
+                           "path_epsilon", "refine", "refine_epsilon"} | (
+        set(CRF().get_params()) - {"c1", "c2"})
     assert set(SOLVER_PARAMETERS) <= set(params)
     assert crfsdca.CRFCV is CRFCV
 
