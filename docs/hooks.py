@@ -377,6 +377,81 @@ def minibatch_wall_table() -> str:
     return "\n".join(lines)
 
 
+DATA_NAMES = {"ner": "Dutch NER", "chunk": "CoNLL-2000"}
+
+
+def every_core_table() -> str:
+    """``benchmarks/studies/every_core.py``'s stored run: per dataset and (c1, c2), each
+    tool's median fit seconds (the spread in brackets), its speed-up over sklearn-crfsuite's
+    tutorial call, its objective and test F1."""
+    run = json.loads((STUDIES / "runs" / "every_core.json").read_text())
+    tools = [("sk-100", "sklearn-crfsuite"), ("ours", f"default, {run['cores']} threads"),
+             ("ours-1", "default, 1 thread"), ("ours-lbfgs", f"lbfgs, {run['cores']} threads")]
+    lines = ["| data | c1 | c2 | fit | seconds (runs) | speed-up | objective | F1 |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in run["rows"]:
+        for key, label in tools:
+            if f"{key} s" not in r:
+                continue
+            runs = ", ".join(f"{x:.1f}" for x in r[f"{key} runs"])
+            up = r.get(f"{key} speed-up")
+            lines.append(f"| {DATA_NAMES.get(r['dataset'], r['dataset'])} | {r['c1']:g} | "
+                         f"{r['c2']:g} | {label} | {r[f'{key} s']:.1f} ({runs}) | "
+                         f"{'' if up is None else f'{up:.2f}x'} | {r[f'{key} obj']:.1f} | "
+                         f"{r[f'{key} F1']:.4f} |")
+    lines += ["", f"Medians of {run['rounds']} alternated fits, one process per cell; the "
+              "objective in CRFsuite's scale at each tool's weights, F1 the tutorial's "
+              f"(weighted, labels but O) on the test set; {run['machine']}."]
+    return "\n".join(lines)
+
+
+def routes_table() -> str:
+    """``benchmarks/studies/small_c2_routes.py``'s stored run: per dataset, c1 and c2, the
+    oracle passes (and seconds) of each route to the certified relative gap, or the gap it
+    ended at."""
+    run = json.loads((STUDIES / "runs" / "small_c2_routes.json").read_text())
+    rows = run["rows"]
+    routes = list(dict.fromkeys(r["route"] for r in rows))
+    lines = ["| data | c1 | c2 | " + " | ".join(routes) + " |",
+             "|---|---|---|" + "---|" * len(routes)]
+    for cell_key in dict.fromkeys((r["dataset"], r["c1"], r["c2"]) for r in rows):
+        cell = {r["route"]: r for r in rows if (r["dataset"], r["c1"], r["c2"]) == cell_key}
+        out = []
+        for name in routes:
+            r = cell.get(name)
+            if r is None:
+                out.append("")
+            elif r["certified"]:
+                out.append(f"{r['passes']:g} ({r['seconds']:.0f} s)")
+            else:
+                out.append(f"> {r['passes']:g} (gap {r['relative_gap']:.1e})")
+        lines.append(f"| {DATA_NAMES.get(cell_key[0], cell_key[0])} | {cell_key[1]:g} | "
+                     f"{cell_key[2]:g} | " + " | ".join(out) + " |")
+    lines += ["", f"Oracle passes to a certified relative gap of {run['epsilon']:g} (solver "
+              "seconds in brackets), one thread; '>': not certified within the budget "
+              f"({run['budget']} SDCA epochs, {run['lbfgs_budget']} L-BFGS iterations), "
+              f"the certified gap it ended at; the hybrids hand over after {run['handover']} "
+              f"SDCA epochs or {run['lbfgs_handover']} L-BFGS iterations; {run['machine']}."]
+    return "\n".join(lines)
+
+
+def path_epsilon_table() -> str:
+    """``benchmarks/tuning.py --only crfcv``'s stored runs at several ``path_epsilon`` and
+    ``refine`` (``benchmarks/results/tuning/esp_path_epsilon.jsonl``): the path's epochs,
+    the CPU seconds, the choice and its scores."""
+    path = ROOT / "benchmarks" / "results" / "tuning" / "esp_path_epsilon.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    lines = ["| path_epsilon | refine | epochs (per point) | CPU s | chosen (c1, c2) | best CV "
+             "F1 | refit's test F1 |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        p, b = r["path"], r["best_params"]
+        lines.append(f"| {p['path_epsilon']:g} | {p['refine']} | {p['epochs']:.0f} "
+                     f"({p['epochs_per_point']:.1f}) | {r['cpu_seconds']:.0f} | "
+                     f"({b['c1']:.3g}, {b['c2']:.3g}) | {r['best_cv_f1']:.4f} | "
+                     f"{r['test_f1']:.4f} |")
+    return "\n".join(lines)
+
+
 def placeholder(name: str) -> str:
     """The text of ``{{ name }}``."""
     parts = name.split(".")
@@ -390,6 +465,8 @@ def placeholder(name: str) -> str:
                  "templates_vs_wapiti": templates_table,
                  "minibatch": lambda: epochs_table("minibatch.json", "B", "mini-batch SDCA"),
                  "minibatch_wall": minibatch_wall_table,
+                 "every_core": every_core_table, "small_c2_routes": routes_table,
+                 "path_epsilon": path_epsilon_table,
                  "partitions": lambda: epochs_table("partitions.json", "P",
                                                     "partitioned SDCA (CoCoA+)")}
     if name not in generated:
