@@ -9,9 +9,10 @@ Date: 2026-11-29
 Commit: 52382d0 (the solvers as at b03d383)
 Answer: SDCA-GAP with Catalyst, the default, in every cell, in seconds. L-BFGS's
     certificate divides by lambda: on Dutch it certified no c2 from 0.0026 to 0.1 within
-    400 iterations (12.8 at c2 = 0.0026), on CoNLL-2000 c2 = 0.01 in 437 passes against
-    54 for the default; SDCA from L-BFGS's marginals took 1.5-2.7x the default's passes.
-    At c2 = 0.0026 the default takes 4.9x the passes of c2 = 0.1 on Dutch. Table:
+    400 iterations (12.8 at c2 = 0.0026), on CoNLL-2000 c2 = 0.01 / 0.035 / 0.1 in 437 /
+    362 / 304 passes against 54 / 37 / 29 for the default; SDCA from L-BFGS's marginals
+    took 1.5-2.7x the default's passes. At c2 = 0.0026 the default takes 4.9x (Dutch) and
+    3.3x (CoNLL-2000) the passes of c2 = 0.1. Table:
     docs/benchmarks.md ("Small c2: which route"), from runs/small_c2_routes.json.
 
 Every route ends on a certificate of the original problem. SDCA's is its duality gap
