@@ -42,6 +42,8 @@ CLI_PAGE = "reference/cli.md"
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "benchmarks" / "suite"
 STUDIES = ROOT / "benchmarks" / "studies"
+DATA_NAMES = {"ner": "Dutch NER", "chunk": "CoNLL-2000"}
+"""The studies' dataset keys, as the generated tables name them."""
 HEADER = ("Question", "Date", "Commit", "Answer")
 """The fields of a study's header, in its docstring, each opening a line."""
 PLACEHOLDER = re.compile(r"\{\{ ([a-z_][a-z0-9_.]*) \}\}")
@@ -327,7 +329,7 @@ def epochs_table(run_name: str, key: str, what: str) -> str:
                 out.append(f"{r['epochs']:g} ({ratio:.2f}x)")
             else:
                 out.append(f"{r['epochs']:g}")
-        name = {"ner": "Dutch NER", "chunk": "CoNLL-2000"}.get(cell_key[0], cell_key[0])
+        name = DATA_NAMES.get(cell_key[0], cell_key[0])
         lines.append(f"| {name} | {cell_key[1]:g} | {cell_key[2]:g} | " + " | ".join(out)
                      + " |")
     lines.append("")
@@ -375,9 +377,6 @@ def minibatch_wall_table() -> str:
     lines += ["", f"Dutch with the tutorial's features, c2 = {run['c2']:g}, c1 = 0, one "
               f"solver per row, epochs alternated; {run['machine']}."]
     return "\n".join(lines)
-
-
-DATA_NAMES = {"ner": "Dutch NER", "chunk": "CoNLL-2000"}
 
 
 def every_core_table() -> str:
