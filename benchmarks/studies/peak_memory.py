@@ -32,50 +32,76 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-ITEMS = """
+PAIRS = """
 import sys, json, resource
 sys.path.insert(0, {src!r})
 name, limit = sys.argv[1], (int(sys.argv[2]) or None)
-from crfsdca.data.tutorial import iob_sents, sent2features, sent2labels
 raw = {raw!r}
 if name in ("ner", "esp"):
+    from crfsdca.data.tutorial import iob_sents, sent2features, sent2labels
     member = "ned.train" if name == "ner" else "esp.train"
     enc = "utf-8" if name == "ner" else "latin-1"
     sents = iob_sents(member, raw + "/conll2002.zip", limit=limit, encoding=enc)
-    X = [sent2features(s) for s in sents]
-    y = [sent2labels(s) for s in sents]
+
+    def pairs():  # the tutorial's features, a sentence at a time
+        for s in sents:
+            yield sent2features(s), sent2labels(s)
 else:
     import yaml
-    from crfsdca.data.corpus_items import corpus_items
+    from crfsdca.data.featurize import parse_spec, spec_from_config, take_subset
+    from crfsdca.data.readers import READERS
+    from crfsdca.data.templates import Extractor, parse_templates
     config = yaml.safe_load(open({config!r}).read())
-    X, y, _, _ = corpus_items(config, {{"chunk": "conll", "pos": "pos"}}[name], raw)
-    if limit:
-        X, y = X[:limit], y[:limit]
+    sp = parse_spec({{"chunk": "conll", "pos": "pos"}}[name],
+                    spec_from_config(config, {{"chunk": "conll", "pos": "pos"}}[name]), raw)
+    corpus = READERS[sp.reader](sp.source, **sp.options)
+    extractor = Extractor(parse_templates(sp.templates))
+    sentences = take_subset(corpus.train, sp.subset_train)[:limit]
+
+    def pairs():  # corpus_items's items (CRFsuite's example features), a sentence at a time
+        for s in sentences:
+            attrs = extractor(s.fields, len(s))
+            attrs[0].append("__BOS__")
+            attrs[-1].append("__EOS__")
+            yield attrs, list(s.labels)
+"""
+
+LISTS = """
+X, y = [], []
+for xseq, yseq in pairs():
+    X.append(xseq)
+    y.append(yseq)
 items = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 """
 
+CALL = "CRF(c1=0.1, c2=0.1, all_possible_transitions=True{extra})"
+
 FITS = {
-    "items": "fit = None",
-    "crfsdca": ("from crfsdca import CRF\n"
-                "fit = CRF(c1=0.1, c2=0.1, all_possible_transitions=True).fit(X, y)"),
-    "crfsdca-float32": ("from crfsdca import CRF\n"
-                        "fit = CRF(c1=0.1, c2=0.1, all_possible_transitions=True, "
-                        "store_dtype='float32').fit(X, y)"),
-    "sklearn-crfsuite": ("import sklearn_crfsuite\n"
-                         "fit = sklearn_crfsuite.CRF(algorithm='lbfgs', c1=0.1, c2=0.1, "
-                         "max_iterations=100, all_possible_transitions=True).fit(X, y)"),
+    "items": LISTS + "fit = None",
+    "crfsdca": LISTS + "from crfsdca import CRF\nfit = " + CALL.format(extra="") + ".fit(X, y)",
+    "crfsdca-float32": LISTS + "from crfsdca import CRF\nfit = " + CALL.format(
+        extra=", store_dtype='float32'") + ".fit(X, y)",
+    "crfsdca-stream": ("items = 0\nfrom crfsdca import CRF\nfit = "
+                       + CALL.format(extra="") + ".fit(pairs())"),
+    "sklearn-crfsuite": LISTS + "import sklearn_crfsuite\n"
+                        "fit = sklearn_crfsuite.CRF(algorithm='lbfgs', c1=0.1, c2=0.1, "
+                        "max_iterations=100, all_possible_transitions=True).fit(X, y)",
 }
 
 REPORT = """
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-tokens = sum(map(len, X))
-print(json.dumps({"sequences": len(X), "tokens": tokens, "labels": len({l for s in y for l in s}),
+n = tokens = 0
+labels = set()
+for xseq, yseq in pairs():  # counted after the peak is read
+    n, tokens = n + 1, tokens + len(xseq)
+    labels.update(yseq)
+print(json.dumps({"sequences": n, "tokens": tokens, "labels": len(labels),
                   "items_mib": items / 1024, "peak_mib": peak / 1024}))
 """
 
 
 def measure(name: str, tool: str, limit: int) -> dict:
-    code = ITEMS.format(src=str(ROOT / "src"), raw=str(ROOT / "data" / "raw"),
+    code = PAIRS.format(src=str(ROOT / "src"), raw=str(ROOT / "data" / "raw"),
                         config=str(ROOT / "config.yaml")) + FITS[tool] + REPORT
     out = subprocess.run([sys.executable, "-c", code, name, str(limit)], check=True,
                          capture_output=True, text=True).stdout
@@ -87,28 +113,49 @@ def main(argv=None) -> int:
     ap.add_argument("--datasets", nargs="+", default=["ner", "esp", "chunk", "pos"])
     ap.add_argument("--tools", nargs="+", default=list(FITS), choices=list(FITS))
     ap.add_argument("--limit", type=int, default=0, help="first N training sentences")
+    ap.add_argument("--json", type=Path, help="store the rows there")
+    ap.add_argument("--add", action="store_true",
+                    help="keep the rows of --json for the datasets and tools not run now")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).parent))
     from common import machine
 
-    print(f"# {machine()}; peak resident memory (MiB) of a process that builds the items "
-          "and fits")
-    print("| dataset | n | K | items only | " + " | ".join(
-        t for t in args.tools if t != "items") + " | crfsdca / sklearn-crfsuite (fit's share) |")
-    print("|---" * (len(args.tools) + 3) + "|")
+    rows = []
+    if args.add and args.json and args.json.exists():
+        rows = [r for r in json.loads(args.json.read_text())["rows"]
+                if not (r["dataset"] in args.datasets and r["tool"] in args.tools)]
     for name in args.datasets:
-        got = {t: measure(name, t, args.limit) for t in args.tools}
-        base = got.get("items", {}).get("peak_mib", 0.0)
-        cells = [f"{got[t]['peak_mib']:.0f}" for t in args.tools if t != "items"]
-        ratio = ""
-        if "crfsdca" in got and "sklearn-crfsuite" in got:
-            ours, theirs = got["crfsdca"]["peak_mib"], got["sklearn-crfsuite"]["peak_mib"]
-            ratio = (f"{ours / theirs:.2f}x ({(ours - base) / max(theirs - base, 1):.2f}x)"
-                     if base else f"{ours / theirs:.2f}x")
-        first = next(iter(got.values()))
-        print(f"| {name} | {first['sequences']} | {first['labels']} | {base:.0f} | "
-              + " | ".join(cells) + f" | {ratio} |", flush=True)
+        for tool in args.tools:
+            rows.append({"dataset": name, "tool": tool, **measure(name, tool, args.limit)})
+            print(json.dumps(rows[-1]), flush=True)
+    run = {"machine": machine(), "limit": args.limit, "call": CALL.format(extra=""),
+           "rows": rows}
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(run, indent=1) + "\n")
+    print(table(run))
     return 0
+
+
+def table(run: dict) -> str:
+    """The stored run as a markdown table: peak MiB per dataset and tool, and each crfsdca
+    fit's ratio to sklearn-crfsuite's."""
+    rows = run["rows"]
+    tools = [t for t in dict.fromkeys(r["tool"] for r in rows)]
+    ours = [t for t in tools if t.startswith("crfsdca")]
+    lines = ["| data | n | K | " + " | ".join(tools) + " | " + " | ".join(
+        f"{t} / sklearn-crfsuite" for t in ours) + " |",
+        "|---|---|---|" + "---|" * (len(tools) + len(ours))]
+    for name in dict.fromkeys(r["dataset"] for r in rows):
+        got = {r["tool"]: r for r in rows if r["dataset"] == name}
+        first = next(iter(got.values()))
+        theirs = got.get("sklearn-crfsuite", {}).get("peak_mib")
+        cells = [f"{got[t]['peak_mib']:,.0f}" if t in got else "" for t in tools]
+        ratios = [f"{got[t]['peak_mib'] / theirs:.2f}x" if t in got and theirs else ""
+                  for t in ours]
+        lines.append(f"| {name} | {first['sequences']:,} | {first['labels']} | "
+                     + " | ".join(cells + ratios) + " |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -23,8 +23,9 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
 from .data.items import Vocabulary, encode
-from .data.sequences import with_weights
+from .data.sequences import join, with_weights
 from .data.shared_encoding import encode_training
+from .data.stream import encode_stream, is_stream, labeled_pairs
 from .eli5_support import install as install_eli5_explainer
 from .errors import ConfigError
 from .model.constraints import Forced, constraint_masks, forced_labels
@@ -61,7 +62,6 @@ from .training.learn import (
     solver_config,
 )
 from .training.warm_start import (
-    concatenate,
     dual_state,
     start_point,
     state_digests,
@@ -407,8 +407,13 @@ class CRF(BaseEstimator):
         self.training_log_ = None
 
     # ---------------------------------------------------------------------- training
-    def fit(self, X, y, X_dev=None, y_dev=None, sample_weight=None):
+    def fit(self, X, y=None, X_dev=None, y_dev=None, sample_weight=None):
         """Train on sequences ``X`` (lists of items) with labels ``y`` (lists of strings).
+
+        ``X`` and ``y`` may be lists, or any iterables (generators, readers of files),
+        or ``y`` None and ``X`` an iterable of (xseq, yseq) pairs: what is not a list is
+        read once, a chunk at a time, and its items are never all in memory at once;
+        the model is the one the same sequences in lists give.
 
         ``sample_weight``: a weight per sequence (finite, >= 0; a number: the same for
         all), multiplying its loss: the objective is sum_i c_i NLL_i + c1 ||w||_1 +
@@ -417,7 +422,7 @@ class CRF(BaseEstimator):
         written twice; a weight of 0 leaves it out."""
         return self._fit(X, y, X_dev, y_dev, sample_weight, add_to_state=False)
 
-    def partial_fit(self, X, y, X_dev=None, y_dev=None, sample_weight=None):
+    def partial_fit(self, X, y=None, X_dev=None, y_dev=None, sample_weight=None):
         """Continue training (SDCA) on the sequences kept from earlier fits (with their
         weights) plus ``X`` (weighted by ``sample_weight``, as in
         [`fit`][crfsdca.estimator.CRF.fit])."""
@@ -426,16 +431,19 @@ class CRF(BaseEstimator):
     def _fit(self, X, y, X_dev, y_dev, sample_weight, add_to_state: bool):
         if (X_dev is None) != (y_dev is None):
             raise ValueError("pass both X_dev and y_dev to use the holdout data")
-        X, y = training_lists(X, y)
-        sample_weight = check_sample_weight(sample_weight, len(X))
+        streamed = is_stream(X, y)
+        if not streamed:
+            X, y = training_lists(X, y)
+            sample_weight = check_sample_weight(sample_weight, len(X))
         algorithm, run = self._checked_run()
         config = run.config
         c2 = float(self.c2)
         if not (math.isfinite(c2) and c2 >= 0):
             raise ValueError(f"c2 must be a finite number >= 0, got {self.c2}")
-        transitions = sum(map(len, X)) - len(X)  # a lower bound of the data's feature mass
-        if (why := scale_problem(c2, transitions, config)) is not None:
-            raise ConfigError(why)  # before the items are encoded
+        if not streamed:  # a lower bound of the data's feature mass, before encoding
+            transitions = sum(map(len, X)) - len(X)
+            if (why := scale_problem(c2, transitions, config)) is not None:
+                raise ConfigError(why)
         continuing = add_to_state or self.warm_start
         previous = self._current_model() if continuing else None
         state = self._dual if continuing else None
@@ -446,12 +454,17 @@ class CRF(BaseEstimator):
         labels = Vocabulary(previous.labels if previous is not None else ())
         keep = continuing or self.save_dual
         lap = _stopwatch()
-        train, digests, zero_entries = encode_training(X, y, attributes, labels,
-                                                       digests=keep)
+        if streamed:
+            train, digests, zero_entries = encode_stream(labeled_pairs(X, y), attributes,
+                                                         labels, digests=keep)
+            sample_weight = check_sample_weight(sample_weight, train.n_sequences)
+        else:
+            train, digests, zero_entries = encode_training(X, y, attributes, labels,
+                                                           digests=keep)
         train = with_weights(train, sample_weight)
         if add_to_state and state is not None:
             kept = state_sequences(state)
-            train = concatenate(kept, train)
+            train = join([kept, train])
             digests = state_digests(state) + digests
             zero_entries = zero_entries + [0, kept.n_tokens]
         A, K = len(attributes), len(labels)

@@ -122,6 +122,32 @@ def test_the_whole_text_parser_equals_the_line_parser(lines):
     assert (fast.X, fast.y, fast.groups) == (slow.X, slow.y, slow.groups)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.just(""), st.just("@weight:2.5"),
+                          st.lists(_FIELD_TEXT, min_size=1, max_size=4)), max_size=10),
+       st.integers(1, 40))
+def test_a_file_read_in_blocks_reads_as_whole(tmp_path_factory, lines, block_chars):
+    """read_blocks (what ``crfsdca learn`` streams) gives read_file's instances, block
+    after block, and its errors name the same line."""
+    from crfsdca.data.crfsuite_format import Instances, read_blocks
+
+    path = tmp_path_factory.mktemp("blocks") / "data.txt"
+    path.write_text("\n".join(line if isinstance(line, str) else "\t".join(line)
+                              for line in lines), encoding="utf-8")
+    try:
+        whole = read_file(str(path), 2)
+    except DataFormatError as e:
+        with pytest.raises(DataFormatError) as got:
+            list(read_blocks(str(path), 2, block_chars))
+        assert str(got.value) == str(e)
+        return
+    blocks = Instances()
+    for block in read_blocks(str(path), 2, block_chars):
+        blocks.extend(block)
+    assert (blocks.X, blocks.y, blocks.groups, blocks.weights) == \
+        (whole.X, whole.y, whole.groups, whole.weights)
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(st.just(""), st.lists(_FIELD_TEXT, min_size=1, max_size=4)),
                 max_size=8))

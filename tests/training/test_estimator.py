@@ -304,3 +304,35 @@ def test_training_log_says_what_ran_and_where_the_time_went():
     assert log.counters["oracle_fb"] >= log.counters["updates"]
     lbfgs = CRF(algorithm="lbfgs", c2=0.1, max_iterations=5).fit(X, y).training_log_
     assert lbfgs.method["solver"] == "lbfgs" and "cycles_oracle" not in lbfgs.counters
+
+
+@pytest.mark.parametrize("algorithm", ["sdca", "lbfgs"])
+def test_a_stream_trains_the_model_of_the_lists(algorithm, monkeypatch):
+    import crfsdca.data.stream as stream  # the chunk size, made small for this corpus
+
+    monkeypatch.setattr(stream, "CHUNK_TOKENS", 7)
+    X, y = small_corpus(n=40, seed=3)
+    weights = np.linspace(0.5, 2.0, len(X))
+    fit = dict(c1=0.01, c2=0.1, algorithm=algorithm, random_state=2)
+    lists = CRF(**fit).fit(X, y, sample_weight=weights)
+    for streamed in (CRF(**fit).fit(iter(X), (lab for lab in y), sample_weight=weights),
+                     CRF(**fit).fit(zip(X, y, strict=True), sample_weight=weights)):
+        assert streamed.model_.attributes == lists.model_.attributes
+        assert streamed.model_.labels == lists.model_.labels
+        assert np.array_equal(streamed.model_.weights, lists.model_.weights)
+        assert [(r["epoch"], r["loss"], r.get("gap")) for r in streamed.training_log_] == \
+            [(r["epoch"], r["loss"], r.get("gap")) for r in lists.training_log_]
+
+
+def test_a_stream_continues_and_is_checked():
+    X, y = small_corpus(n=20, seed=4)
+    crf = CRF(c2=0.1).fit(iter(X[:10]), iter(y[:10]))
+    crf.partial_fit(zip(X[10:], y[10:], strict=True))
+    whole = CRF(c2=0.1).fit(X[:10], y[:10]).partial_fit(X[10:], y[10:])
+    assert np.array_equal(crf.model_.weights, whole.model_.weights)
+    with pytest.raises(ValueError, match="y has more than 3"):
+        CRF().fit(iter(X[:3]), iter(y[:4]))
+    with pytest.raises(ValueError, match="sample_weight"):
+        CRF().fit(zip(X, y, strict=True), sample_weight=[1.0] * 3)
+    with pytest.raises(ValueError, match="no training sequences"):
+        CRF().fit(iter(()), iter(()))

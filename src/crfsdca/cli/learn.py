@@ -219,16 +219,27 @@ def _learn(args: argparse.Namespace) -> int:
     params = template_params(args, parse_params(args.params))
     if args.files.count("-") > 1:
         raise ConfigError("standard input ('-') can be read once")
-    data = read_column_files(args) if args.template else read_files(args.files)
-    print(f"Read {len(data.X)} instances, {sum(map(len, data.X))} items from "
-          f"{len(args.files)} file(s)", file=out)
-    groups = _groups(len(data.X), args) or data.groups
-    n_groups = args.split or len(args.files)
     est = CRF(verbose=not args.quiet, **params)
     if args.algorithm:
         est.set_params(algorithm=args.algorithm)
     if args.resume:
         est.continue_from(args.resume, keep=params, algorithm=args.algorithm)
+    streamed = not (args.template or args.cross_validate or args.holdout is not None)
+    if streamed:  # every sequence trains: the files are read as the fit encodes them
+        _set_outputs(est, args)
+        weights: list[float] = []
+        try:
+            est.fit(stream_files(args.files, weights, out), sample_weight=weights)
+        except ValueError as e:  # the estimator's checks of parameters and items: one line
+            if isinstance(e, CrfsdcaError):
+                raise
+            raise ConfigError(str(e)) from None
+        return _finish(est, args, out)
+    data = read_column_files(args) if args.template else read_files(args.files)
+    print(f"Read {len(data.X)} instances, {sum(map(len, data.X))} items from "
+          f"{len(args.files)} file(s)", file=out)
+    groups = _groups(len(data.X), args) or data.groups
+    n_groups = args.split or len(args.files)
     if args.cross_validate:
         if n_groups < 2:
             raise ConfigError("-x needs at least 2 groups (several files, or -g N)")
@@ -241,16 +252,42 @@ def _learn(args: argparse.Namespace) -> int:
         if not 1 <= args.holdout <= n_groups:
             raise ConfigError(f"-e {args.holdout}: there are {n_groups} group(s)")
         holdout = args.holdout - 1
+    _set_outputs(est, args)
+    _fit(est, data, groups, holdout)
+    return _finish(est, args, out)
+
+
+def _set_outputs(est, args) -> None:
     if args.model:
         est.set_params(model_filename=args.model, save_dual=args.save_dual,
                        model_format=args.format)
     elif args.save_dual:
         raise ConfigError("--save-dual needs -m MODEL")
-    _fit(est, data, groups, holdout)
+
+
+def _finish(est, args, out) -> int:
     status = est.model_.training["status"]
     if args.model:
         print(f"{status}: model -> {args.model}", file=out)
     return exit_status(status)
+
+
+def stream_files(paths: list[str], weights: list[float], out):
+    """(xseq, yseq) of every sequence of the files, read a block at a time as the fit
+    encodes them; each sequence's weight (``@weight``) is appended to ``weights``, which
+    the fit reads once the stream has ended, and CRFsuite's 'Read N instances' line is
+    printed there, before training."""
+    # loaded when the command runs, not for its --help (numpy)
+    from ..data.crfsuite_format import read_blocks
+
+    n = items = 0
+    for k, path in enumerate(paths):
+        for block in read_blocks(path, k):
+            weights.extend(block.weights)
+            for xseq, yseq in zip(block.X, block.y, strict=True):
+                n, items = n + 1, items + len(xseq)
+                yield xseq, yseq
+    print(f"Read {n} instances, {items} items from {len(paths)} file(s)", file=out)
 
 
 def _fit(est, data, groups, holdout) -> None:

@@ -103,8 +103,9 @@ def _field(text: str, path, line: int) -> list[str]:
     return [_restore_escapes(part) for part in _swap_escapes(text).split(":")]
 
 
-def parse_lines(lines, path, group: int = 0) -> Instances:
-    """Instances from an iterable of text lines (``path`` names them in errors)."""
+def parse_lines(lines, path, group: int = 0, first_line: int = 1) -> Instances:
+    """Instances from an iterable of text lines (``path`` names them in errors, the first
+    being line ``first_line``)."""
     out = Instances()
     xseq: list[list] = []
     yseq: list[str] = []
@@ -117,7 +118,7 @@ def parse_lines(lines, path, group: int = 0) -> Instances:
         weight = 1.0
         declared.clear()
 
-    for number, raw in enumerate(lines, start=1):
+    for number, raw in enumerate(lines, start=first_line):
         text = raw.rstrip("\n").rstrip("\r")
         if not text.strip():
             close()
@@ -383,6 +384,66 @@ def read_file(path: str, group: int = 0) -> Instances:
     parsed = _parse_plain(text, group)
     return parsed if parsed is not None else parse_lines(
         text.split("\n"), "<stdin>" if path == "-" else path, group)
+
+
+BLOCK_CHARS = 1 << 22
+"""About how much text :func:`read_blocks` parses at a time (4 Mi characters)."""
+
+
+def read_blocks(path: str, group: int = 0, block_chars: int | None = None):
+    """The instances of one CRFsuite data file (``-``: standard input), a block of about
+    ``block_chars`` characters (default :data:`BLOCK_CHARS`) at a time, each ending at a
+    blank line: a file of any size is read in the memory of one block (errors name the
+    line in the whole file, as :func:`read_file`'s)."""
+    limit = BLOCK_CHARS if block_chars is None else block_chars
+    name = "<stdin>" if path == "-" else path
+    for text, first_line in _text_blocks(path, limit):
+        parsed = _parse_plain(text, group)
+        yield parsed if parsed is not None else parse_lines(text.split("\n"), name, group,
+                                                             first_line)
+
+
+def _text_blocks(path: str, limit: int):
+    """(text, number of its first line) of the file's blocks: lines gathered until a
+    blank line past ``limit`` characters."""
+    name = "<stdin>" if path == "-" else path
+    stream = _open_bytes(path)
+    try:
+        lines: list[str] = []
+        size, first, number, offset = 0, 1, 0, 0
+        for raw in stream:
+            number += 1
+            if isinstance(raw, bytes):  # a text stream without bytes (a test's StringIO)
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise DataFormatError(name, f"not UTF-8 text ({e.reason} at byte "
+                                                f"{offset + e.start})") from None
+                offset += len(raw)
+            else:
+                line = raw
+            lines.append(line)
+            size += len(line)
+            if size >= limit and not line.strip():
+                yield "".join(lines), first
+                lines, size, first = [], 0, number + 1
+        if lines:
+            yield "".join(lines), first
+    finally:
+        if path != "-":
+            stream.close()
+
+
+def _open_bytes(path: str):
+    """The file's lines as bytes (``-``: standard input's; its text where it has no bytes)."""
+    if path == "-":
+        return getattr(sys.stdin, "buffer", sys.stdin)
+    p = Path(path)
+    if not p.exists():
+        raise DataFormatError(path, "no such file")
+    if p.is_dir():
+        raise DataFormatError(path, "a directory, not a data file")
+    return open(p, "rb")
 
 
 def read_files(paths: list[str]) -> Instances:

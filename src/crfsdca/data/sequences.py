@@ -208,3 +208,48 @@ def subset_sequences(seq: Sequences, stop: int) -> Sequences:
                           None if seq.binary else seq.attr_values[:nnz],
                           seq.weights[:stop] if seq.weighted else None,
                           seq.dense[:n_tok] if seq.n_dense else None, seq.dense_attr)
+
+
+def join(parts: list[Sequences]) -> Sequences:
+    """The splits of ``parts`` one after another, as one split (a dense block over the
+    union of their columns, zeros where a split lacks one).
+
+    ``parts`` is emptied as it is copied, each part dropped once its arrays are in the
+    result: the result's arrays are allocated whole but untouched, so that the memory
+    held grows with the result while it shrinks with the parts (a streamed corpus of
+    many chunks is joined in about its own size, not twice it)."""
+    if not parts:
+        raise ValueError("no split to join")
+    n = sum(p.n_sequences for p in parts)
+    N = sum(p.n_tokens for p in parts)
+    nnz = sum(p.nnz for p in parts)
+    valued = not all(p.binary for p in parts)
+    weighted = any(p.weighted for p in parts)
+    columns = list(dict.fromkeys(c for p in parts for c in p.dense_attr.tolist()))
+    offsets = np.empty(n + 1, dtype=np.int64)
+    labels = np.empty(N, dtype=np.int32)
+    indptr = np.empty(N + 1, dtype=np.int64)
+    indices = np.empty(nnz, dtype=parts[0].attr_indices.dtype)
+    values = np.empty(nnz) if valued else None
+    weights = np.empty(n) if weighted else None
+    dense = np.zeros((N, len(columns))) if columns else None
+    where = {col: j for j, col in enumerate(columns)}
+    offsets[0] = indptr[0] = 0
+    i = t = e = 0
+    parts.reverse()  # popped from the end: the first part first
+    while parts:
+        p = parts.pop()
+        offsets[i + 1:i + p.n_sequences + 1] = p.offsets[1:] + t
+        labels[t:t + p.n_tokens] = p.labels
+        indptr[t + 1:t + p.n_tokens + 1] = p.attr_indptr[1:] + e
+        indices[e:e + p.nnz] = p.attr_indices
+        if valued:
+            values[e:e + p.nnz] = 1.0 if p.binary else p.attr_values
+        if weighted:
+            weights[i:i + p.n_sequences] = p.sequence_weights()
+        if p.n_dense:
+            dense[t:t + p.n_tokens, [where[c] for c in p.dense_attr.tolist()]] = p.dense
+        i, t, e = i + p.n_sequences, t + p.n_tokens, e + p.nnz
+        del p
+    return make_sequences(offsets, labels, indptr, indices, values, weights, dense,
+                          columns or None)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..data.items import split_values
 from ..data.sequences import Sequences, make_sequences
 from ..model.layout import WeightLayout
 from ..model.objective import dirac_marginals
@@ -49,28 +48,6 @@ def state_sequences(state: dict) -> Sequences:
 
 def state_digests(state: dict) -> list[bytes]:
     return [bytes(row) for row in np.asarray(state["digests"], dtype=np.uint8)]
-
-
-def concatenate(a: Sequences, b: Sequences) -> Sequences:
-    """Split ``a`` followed by split ``b`` (a dense block over the union of their columns,
-    zeros where a split lacks one)."""
-    weighted = a.weighted or b.weighted
-    columns = list(dict.fromkeys([*a.dense_attr.tolist(), *b.dense_attr.tolist()]))
-    dense = None
-    if columns:
-        dense = np.zeros((a.n_tokens + b.n_tokens, len(columns)))
-        where = {col: j for j, col in enumerate(columns)}
-        for part, lo in ((a, 0), (b, a.n_tokens)):
-            if part.n_dense:
-                cols = [where[col] for col in part.dense_attr.tolist()]
-                dense[lo:lo + part.n_tokens, cols] = part.dense
-    return make_sequences(np.concatenate([a.offsets, a.offsets[-1] + b.offsets[1:]]),
-                          np.concatenate([a.labels, b.labels]),
-                          np.concatenate([a.attr_indptr, a.attr_indptr[-1] + b.attr_indptr[1:]]),
-                          np.concatenate([a.attr_indices, b.attr_indices]),
-                          np.concatenate([split_values(a), split_values(b)]),
-                          np.concatenate([a.sequence_weights(), b.sequence_weights()])
-                          if weighted else None, dense, columns or None)
 
 
 def initial_store(train: Sequences, digests: list[bytes], state: dict, n_labels: int,
