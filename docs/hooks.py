@@ -42,7 +42,8 @@ CLI_PAGE = "reference/cli.md"
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "benchmarks" / "suite"
 STUDIES = ROOT / "benchmarks" / "studies"
-DATA_NAMES = {"ner": "Dutch NER", "chunk": "CoNLL-2000"}
+DATA_NAMES = {"ner": "Dutch NER", "esp": "Spanish NER", "chunk": "CoNLL-2000",
+              "pos": "POS (treebank sample)"}
 """The studies' dataset keys, as the generated tables name them."""
 HEADER = ("Question", "Date", "Commit", "Answer")
 """The fields of a study's header, in its docstring, each opening a line."""
@@ -451,6 +452,65 @@ def path_epsilon_table() -> str:
     return "\n".join(lines)
 
 
+def peak_memory_table() -> str:
+    """``benchmarks/studies/peak_memory.py``'s stored run: the peak resident memory of each
+    fit's process, and each crfsdca fit's as a multiple of sklearn-crfsuite's."""
+    run = json.loads((STUDIES / "runs" / "peak_memory.json").read_text())
+    rows = run["rows"]
+    tools = [t for t in dict.fromkeys(r["tool"] for r in rows)]
+    ours = [t for t in tools if t.startswith("crfsdca")]
+    lines = ["| data | n | K | " + " | ".join(_TOOL_NAMES.get(t, t) for t in tools) + " |",
+             "|---|---|---|" + "---|" * len(tools)]
+    for name in dict.fromkeys(r["dataset"] for r in rows):
+        got = {r["tool"]: r for r in rows if r["dataset"] == name}
+        first = next(iter(got.values()))
+        theirs = got.get("sklearn-crfsuite", {}).get("peak_mib")
+        cells = []
+        for t in tools:
+            r = got.get(t)
+            if r is None:
+                cells.append("")
+            elif t in ours and theirs:
+                cells.append(f"{r['peak_mib']:,.0f} ({r['peak_mib'] / theirs:.2f}x)")
+            else:
+                cells.append(f"{r['peak_mib']:,.0f}")
+        lines.append(f"| {DATA_NAMES.get(name, name)} | {first['sequences']:,} | "
+                     f"{first['labels']} | " + " | ".join(cells) + " |")
+    lines += ["", "Peak resident memory (MiB, ``ru_maxrss``) of a process that builds the items "
+              "and fits, in brackets as a multiple of sklearn-crfsuite's; 'items only' builds "
+              f"them and stops; {run['machine']}."]
+    return "\n".join(lines)
+
+
+_TOOL_NAMES = {"items": "items only", "crfsdca": "crfsdca (lists)",
+               "crfsdca-float32": "crfsdca (lists, float32 store)",
+               "crfsdca-stream": "crfsdca (a generator)",
+               "sklearn-crfsuite": "sklearn-crfsuite (lists)"}
+"""The tools of the memory studies, as the tables name them."""
+
+
+def memory_limit_table() -> str:
+    """``benchmarks/studies/memory_limit.py``'s stored run: the least cgroup limit each fit
+    ends under, the store it took there, and its objective against the unlimited fit's."""
+    run = json.loads((STUDIES / "runs" / "memory_limit.json").read_text())
+    lines = ["| data | fit | least limit (MiB) | store there | objective there | "
+             "objective without a limit | relative gap there |", "|---|---|---|---|---|---|---|"]
+    for r in run["rows"]:
+        at, free = r["at_least"] or {}, r["unlimited"] or {}
+        store = ("" if "store_dtype" not in at else
+                 f"{at['store_dtype']}, {'in a file' if at['store_dir'] else 'in memory'}")
+        gap = f"{at['relative_gap']:.1e}" if "relative_gap" in at else ""
+        least = "none" if r["least_mib"] is None else f"{r['least_mib']:,}"
+        lines.append(f"| {DATA_NAMES.get(r['dataset'], r['dataset'])} | "
+                     f"{_TOOL_NAMES.get(r['tool'], r['tool'])} | {least} | {store} | "
+                     f"{at.get('loss', float('nan')):.3f} | {free.get('loss', float('nan')):.3f} "
+                     f"| {gap} |")
+    lines += ["", f"The least hard limit (a cgroup's, found by bisection to "
+              f"{run['resolution_mib']} MiB) under which the fit's process ends; the "
+              f"objective is the training loss each tool reports; {run['machine']}."]
+    return "\n".join(lines)
+
+
 def placeholder(name: str) -> str:
     """The text of ``{{ name }}``."""
     parts = name.split(".")
@@ -465,7 +525,8 @@ def placeholder(name: str) -> str:
                  "minibatch": lambda: epochs_table("minibatch.json", "B", "mini-batch SDCA"),
                  "minibatch_wall": minibatch_wall_table,
                  "every_core": every_core_table, "small_c2_routes": routes_table,
-                 "path_epsilon": path_epsilon_table,
+                 "path_epsilon": path_epsilon_table, "peak_memory": peak_memory_table,
+                 "memory_limit": memory_limit_table,
                  "partitions": lambda: epochs_table("partitions.json", "P",
                                                     "partitioned SDCA (CoCoA+)")}
     if name not in generated:

@@ -213,6 +213,11 @@ class CRF(BaseEstimator):
     store_dtype : {"float64", "float32"}, default None
         ``sdca``, ``sag-nus``: float width of the stored dual marginals; ``"float32"``
         halves the memory (None: ``"float64"``).
+    store_dir : str, default None
+        ``sdca``: a directory where the stored dual marginals live in a file, paged by
+        the operating system, rather than in memory (None: in memory, unless they
+        would not fit there); the same model either way. The file is removed as soon
+        as it is made, so nothing is left behind.
     num_memories : int, default None
         ``lbfgs``: the number of (s, y) pairs (None: CRFsuite's 6).
     linesearch : str, default None
@@ -296,7 +301,8 @@ class CRF(BaseEstimator):
                  keep_tempfiles=False, trainer_cls=None, class_weight=None, *, sampler=None,
                  non_uniformity=None,
                  line_search=None, line_search_start=None, subprecision=None, step_size=None,
-                 refresh_every=None, store_dtype=None, init_c=None, catalyst=None,
+                 refresh_every=None, store_dtype=None, store_dir=None, init_c=None,
+                 catalyst=None,
                  catalyst_floor=None, batch_size=None, sag_lipschitz_init=None, sag_decrease=None,
                  sag_decrease_guarded=None, sag_first_visit=None, sag_step_rule=None,
                  sag_guard=None, sag_max_doublings=None, oeg_eta0=None, oeg_c0=None,
@@ -342,6 +348,7 @@ class CRF(BaseEstimator):
         self.step_size = step_size
         self.refresh_every = refresh_every
         self.store_dtype = store_dtype
+        self.store_dir = store_dir
         self.init_c = init_c
         self.catalyst = catalyst
         self.catalyst_floor = catalyst_floor
@@ -480,6 +487,7 @@ class CRF(BaseEstimator):
         mask = crfsuite_feature_mask(train, A, K, bool(self.all_possible_states),
                                      bool(self.all_possible_transitions),
                                      float(self.min_freq), bool(self.bias), zero_entries)
+        del zero_entries  # (attribute, token) pairs: as many as a tenth of the entries
         phases["feature_set"] = lap()
         dev = None
         label_names = labels.strings()
@@ -503,7 +511,9 @@ class CRF(BaseEstimator):
                         epsilon=run.epsilon, max_seconds=self.max_seconds,
                         verbose=bool(self.verbose), stream=stream, start=start,
                         threads=self.threads,
-                        shrink_to_fit=("store_dtype",) if self.store_dtype is None else ())
+                        shrink_to_fit=tuple(name for name, given in (
+                            ("store_dtype", self.store_dtype), ("store_dir", self.store_dir))
+                            if given is None))
         if learned.status == "interrupted":
             print("training interrupted: keeping the last weights", file=sys.stderr)
         model_options = {"algorithm": algorithm, "c1": c1, "c2": c2,

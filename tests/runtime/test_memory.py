@@ -36,7 +36,7 @@ def _memory_cases():
     for name, s in SOLVERS.items():
         yield name, {}
         for w in s.shrink:
-            value = w.value if w.value is not None else max(1, s.options[w.option].default // 3)
+            value = w.taken() if w.value is not None else max(1, s.options[w.option].default // 3)
             yield name, {w.option: value}
 
 
@@ -232,10 +232,11 @@ def test_lbfgs_s_estimate_counts_the_feature_set_it_works_on(problem):
     assert spec("lbfgs").configure(resolved).state_bytes(sizes) == built
 
 
-def test_the_default_fit_shrinks_its_store_to_fit_and_says_so(monkeypatch):
+def test_the_default_fit_shrinks_its_store_to_fit_and_says_so(monkeypatch, tmp_path):
     """Where SDCA's float64 marginal store would not fit but a float32 one would, a fit
-    that left store_dtype to the estimator trains in float32 with one warning; one that
-    asked for float64 is refused, as before."""
+    that left store_dtype to the estimator trains in float32 with one warning. Where it
+    would not fit either way, the store goes to a file (store_dir, the float width the
+    fit asked for kept), the same model; a state that does not fit even so is refused."""
     from crfsdca import CRF
     from crfsdca.cli.precompile import tiny_data
     from crfsdca.data.items import Vocabulary, encode
@@ -249,13 +250,23 @@ def test_the_default_fit_shrinks_its_store_to_fit_and_says_so(monkeypatch):
         seq, int(seq.attr_indices.max()) + 1, len(labels), labels, 0.1, radii=False))
     wide = solver_config("sdca", {}).train_bytes(sizes)
     narrow = solver_config("sdca", {"store_dtype": "float32"}).train_bytes(sizes)
-    assert narrow < wide
+    on_disk = solver_config("sdca", {"store_dir": str(tmp_path)}).train_bytes(sizes)
+    assert on_disk < narrow < wide
     monkeypatch.setattr(memory, "available", lambda: ((wide + narrow) // 2, "test limit"))
     with pytest.warns(RuntimeWarning, match="store_dtype='float32' so that the state fits"):
         crf = CRF(c2=0.1, max_iterations=2).fit(X, y)
     assert crf.training_log_.method["store_dtype"] == "float32"
-    with pytest.raises(ResourceError, match="more than the"):
-        CRF(c2=0.1, max_iterations=2, store_dtype="float64").fit(X, y)
-    monkeypatch.setattr(memory, "available", lambda: (narrow // 2, "test limit"))
+    assert crf.training_log_.method["store_dir"] is None
+    with pytest.warns(RuntimeWarning, match="store_dir='.+' so that the state fits"):
+        wide_paged = CRF(c2=0.1, max_iterations=2, store_dtype="float64").fit(X, y)
+    assert wide_paged.training_log_.method["store_dtype"] == "float64"
+    monkeypatch.setattr(memory, "available", lambda: ((on_disk + narrow) // 2, "test limit"))
+    with pytest.warns(RuntimeWarning, match="store_dtype='float32', store_dir='.+' so that"):
+        paged = CRF(c2=0.1, max_iterations=2).fit(X, y)
+    assert np.array_equal(paged.model_.weights, crf.model_.weights)
+    with pytest.raises(ResourceError, match="missing: cannot make a file there"):
+        CRF(c2=0.1, max_iterations=2, store_dtype="float32",
+            store_dir=str(tmp_path / "missing")).fit(X, y)
+    monkeypatch.setattr(memory, "available", lambda: (on_disk // 2, "test limit"))
     with pytest.raises(ResourceError, match="more than the"):
         CRF(c2=0.1, max_iterations=2).fit(X, y)

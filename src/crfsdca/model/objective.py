@@ -184,27 +184,34 @@ def _dirac_store(seq, K, c, mu_unary, mu_pair, ws, n_attr, scale, w_hat, entropi
                 add_dense_marginal_stats(w_hat, -s, mu_unary, u0, T, K, seq, i)
 
 
-def dirac_marginals(seq: Sequences, n_labels: int, c: float = 10.0, dtype=np.float64):
+def dirac_marginals(seq: Sequences, n_labels: int, c: float = 10.0, dtype=np.float64,
+                    directory: str | None = None):
     """Marginal store initialized at the smoothed Dirac on the gold labels
     (``math.md`` section 5.1)."""
     K = n_labels
     nu, npair = store_sizes(seq, K)
-    mu_unary = aligned_empty(nu, dtype)
-    mu_pair = stream_empty(npair, dtype)
+    mu_unary = _store(nu, dtype, directory)
+    mu_pair = stream_empty(npair, dtype, directory)
     _dirac_store(seq, K, float(c), mu_unary, mu_pair, _workspace(seq, K), 0, 1.0,
                  np.zeros(0), np.zeros(0))
     return mu_unary, mu_pair
 
 
+def _store(n: int, dtype, directory: str | None) -> np.ndarray:
+    """The unary store: cache-line aligned in memory, or in a file of ``directory``."""
+    return aligned_empty(n, dtype) if directory is None else stream_empty(n, dtype, directory)
+
+
 def dirac_start(seq: Sequences, n_attr: int, n_labels: int, lam: float,
-                mask: np.ndarray | None = None, c: float = 10.0, dtype=np.float64):
+                mask: np.ndarray | None = None, c: float = 10.0, dtype=np.float64,
+                directory: str | None = None):
     """SDCA's start at the smoothed Dirac in one pass: (mu_unary, mu_pair, w_hat(mu),
     H~(mu_i) of every sequence), each as :func:`dirac_marginals`,
     :func:`weights_from_marginals` and :func:`sequence_entropies` give it."""
     K = n_labels
     nu, npair = store_sizes(seq, K)
-    mu_unary = aligned_empty(nu, dtype)
-    mu_pair = stream_empty(npair, dtype)
+    mu_unary = _store(nu, dtype, directory)
+    mu_pair = stream_empty(npair, dtype, directory)
     w_hat = aligned_zeros(n_attr * K + 3 * K + K * K)
     entropies = aligned_empty(seq.n_sequences)
     _dirac_store(seq, K, float(c), mu_unary, mu_pair, _workspace(seq, K), n_attr,

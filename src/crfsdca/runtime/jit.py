@@ -28,9 +28,13 @@ facilities numba does not expose.
   finds its core taken.
 """
 
+import atexit
+import contextlib
 import errno
 import mmap
+import os
 import sys
+import tempfile
 
 import numpy as np
 from llvmlite import ir
@@ -38,6 +42,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from ..errors import ResourceError
 from . import kernel_cache
 
 NJIT = dict(cache=kernel_cache.install(), nogil=True, error_model="numpy")
@@ -89,16 +94,24 @@ def aligned_empty(n: int, dtype=np.float64) -> np.ndarray:
     return raw[offset:offset + n * dtype.itemsize].view(dtype)
 
 
-def stream_empty(n: int, dtype=np.float64) -> np.ndarray:
+def stream_empty(n: int, dtype=np.float64, directory: str | None = None) -> np.ndarray:
     """An uninitialized 1-d array of ``n`` items in its own anonymous mapping (page-aligned),
     for a large array read block after block (the marginal store). Not numpy's allocator:
     numpy advises transparent huge pages on large arrays, and where the kernel's THP defrag
     setting is ``madvise`` (Debian's and Ubuntu's default) each first write to such an
     array may compact memory: 3.5 s to fill CoNLL-2000's 785 MB store on our test machine,
     against 0.35 s in 4 KiB pages. A block-by-block read gains nothing from huge pages,
-    unlike the random rows of the weights (``benchmarks.md``, issue 28)."""
+    unlike the random rows of the weights (``benchmarks.md``, issue 28).
+
+    With ``directory``, the mapping is of a file there, made for it and removed at once
+    (the mapping keeps it until the array goes: nothing is left behind, even by a killed
+    process): the operating system keeps the pages it can in memory and writes the others
+    to the file, so the array may be larger than memory. Its blocks are reserved on the
+    disk first, so that a full disk is an error here rather than a crash at a write."""
     dtype = np.dtype(dtype)
     size = max(n * dtype.itemsize, 1)
+    if directory is not None:
+        return np.frombuffer(_file_mapping(directory, size), dtype=dtype, count=n)
     try:  # private (a forked process copies on write), and told: no huge pages
         buffer = (mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE) if hasattr(mmap, "MAP_PRIVATE")
                   else mmap.mmap(-1, size))
@@ -111,9 +124,42 @@ def stream_empty(n: int, dtype=np.float64) -> np.ndarray:
     return np.frombuffer(buffer, dtype=dtype, count=n)
 
 
-def stream_copy(a: np.ndarray, dtype=None) -> np.ndarray:
-    """``a`` (1-d) copied into a :func:`stream_empty` array (of ``dtype``, default a's)."""
-    out = stream_empty(len(a), a.dtype if dtype is None else dtype)
+def _file_mapping(directory: str, size: int) -> mmap.mmap:
+    """A shared mapping of ``size`` bytes of a new file in ``directory``, the file removed
+    (on a system that cannot remove an open file, at the process's exit)."""
+    try:
+        fd, path = tempfile.mkstemp(prefix="crfsdca-store-", suffix=".bin", dir=directory)
+    except OSError as e:
+        raise ResourceError(f"store_dir {directory}: cannot make a file there "
+                            f"({e.strerror})") from None
+    try:
+        try:
+            if hasattr(os, "posix_fallocate"):
+                os.posix_fallocate(fd, 0, size)
+            else:
+                os.ftruncate(fd, size)
+        except OSError as e:
+            raise ResourceError(f"store_dir {directory}: cannot reserve {size / 2**30:.2f} "
+                                f"GiB there ({e.strerror})") from None
+        buffer = mmap.mmap(fd, size)
+    finally:
+        os.close(fd)
+        try:
+            os.unlink(path)
+        except OSError:  # Windows: an open file stays until the end
+            atexit.register(_remove, path)
+    return buffer
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+def stream_copy(a: np.ndarray, dtype=None, directory: str | None = None) -> np.ndarray:
+    """``a`` (1-d) copied into a :func:`stream_empty` array (of ``dtype``, default a's; in
+    a file of ``directory`` if given)."""
+    out = stream_empty(len(a), a.dtype if dtype is None else dtype, directory)
     out[:] = a
     return out
 

@@ -11,6 +11,7 @@ the solver). This module imports no numba, so that the workflow can read it.
 from __future__ import annotations
 
 import importlib
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
@@ -119,6 +120,11 @@ SDCA_OPTIONS = OptionTable("sdca", [
            "B, never on the threads. 1: sequential SDCA, the paper's (what it costs and "
            "gains: docs/benchmarks.md 'Mini-batch SDCA')",
            bounds="[1, inf)", label="B={value}"),
+    Option("store_dir", str, None, "a directory where the stored dual marginals live in a "
+           "file (memory-mapped, removed at once: nothing is left, even if the process is "
+           "killed) rather than in memory; the operating system keeps in memory what it "
+           "can and pages the rest, so a store larger than memory trains (none: in memory; "
+           "the same model either way)", nullable=True, trajectory=False, shared=True),
 ])
 
 # -------------------------------------------------------------------------------- SAG
@@ -296,8 +302,10 @@ def _tree(n: int) -> int:
 
 def _sdca_state(o: Mapping, s) -> dict[str, int]:
     it = _itemsize(o.get("store_dtype", "float64"))
-    out = {"marginals_unary": s.N * s.K * it, "marginals_pairwise": (s.N - s.n) * s.K**2 * it,
-           "weights": s.dim * F64, "per_sequence": 4 * s.n * F64}
+    out = {"weights": s.dim * F64, "per_sequence": 4 * s.n * F64}
+    if o.get("store_dir") is None:  # else a file's: the page cache's, not the process's
+        out["marginals_unary"] = s.N * s.K * it
+        out["marginals_pairwise"] = (s.N - s.n) * s.K**2 * it
     if o.get("catalyst"):
         out["catalyst_points"] = 2 * s.dim * F64
     return out
@@ -369,6 +377,11 @@ class Shrink:
     option: str
     value: object  # None: "a smaller value"
     effect: str
+    chosen: Callable[[], object] | None = None  # the value a run takes (``value`` names it)
+
+    def taken(self):
+        """The value a run that shrinks takes (None: none it could choose)."""
+        return self.chosen() if self.chosen is not None else self.value
 
 
 @dataclass(frozen=True)
@@ -477,14 +490,18 @@ class SolverConfig:
         """The memory of a ``train`` job: process, dataset, and :meth:`train_bytes`."""
         return memory.BASE_JOB_BYTES + memory.dataset_bytes(sizes) + self.train_bytes(sizes)
 
-    def shrunk(self, names) -> SolverConfig:
+    def shrunk(self, names) -> list[SolverConfig]:
         """This configuration with the ``shrink`` values of its options among ``names``
-        (those that have one: ``store_dtype="float32"``), the state smaller for the same
-        problem; itself where nothing changes."""
-        changes = {w.option: w.value for w in self.spec.shrink
-                   if w.option in names and w.value is not None
-                   and self.options.get(w.option) != w.value}
-        return self.spec.configure({**self.options, **changes}) if changes else self
+        taken one more at a time, in the registry's order (``store_dtype="float32"``, then
+        also a ``store_dir``): each state smaller than the one before for the same
+        problem; none where nothing changes."""
+        out, changes = [], {}
+        for w in self.spec.shrink:
+            value = w.taken() if w.option in names else None
+            if value is not None and self.options.get(w.option) != value:
+                changes[w.option] = value
+                out.append(self.spec.configure({**self.options, **changes}))
+        return out
 
     def build(self, problem, seed: int = 0, threads: int = 1, start=None):
         """The solver on ``problem``; ``start`` is what it continues from (a dual state's
@@ -521,12 +538,14 @@ class DualStart(NamedTuple):
 
 
 _STORE_DTYPE_SHRINK = Shrink("store_dtype", "float32", "halves the stored marginals")
+_STORE_DIR_SHRINK = Shrink("store_dir", "DIR", "keeps the stored marginals in a file there",
+                           chosen=tempfile.gettempdir)
 
 SOLVERS: dict[str, SolverSpec] = {s.name: s for s in (
     SolverSpec("sdca", "SDCA", SDCA_OPTIONS, "crfsdca.solvers.sdca:SDCA", _sdca_state,
                base_option="sampler", continues_from="dual", supports_l1=True,
                supports_threads=True, supports_weights=True, supports_dense=True,
-               shrink=(_STORE_DTYPE_SHRINK,), radii=_sdca_radii),
+               shrink=(_STORE_DTYPE_SHRINK, _STORE_DIR_SHRINK), radii=_sdca_radii),
     SolverSpec("sag", "SAG", SAG_OPTIONS, "crfsdca.solvers.sag:SAGFamily", _sag_state,
                fixed={"variant": "sag"}, shrink=(_STORE_DTYPE_SHRINK,), offered=False),
     SolverSpec("sag-nus", "SAG-NUS", SAG_OPTIONS, "crfsdca.solvers.sag:SAGFamily",

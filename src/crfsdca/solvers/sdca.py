@@ -110,13 +110,16 @@ class SDCA(Solver):
         self.refresh_every = o["refresh_every"]
 
         K, n = p.n_labels, p.n
-        dtype = np.dtype(o["store_dtype"])
+        dtype, where = np.dtype(o["store_dtype"]), o["store_dir"]
         if initial_marginals is None:  # the store, w_hat and the entropies in one pass
             mu_unary, mu_pair, v, entropies = dirac_start(
-                p.train, p.n_attributes, K, p.lam, p.feature_mask, c=o["init_c"], dtype=dtype)
+                p.train, p.n_attributes, K, p.lam, p.feature_mask, c=o["init_c"], dtype=dtype,
+                directory=where)
         else:
-            mu_unary = aligned_copy(np.asarray(initial_marginals[0], dtype=dtype))
-            mu_pair = stream_copy(np.asarray(initial_marginals[1]), dtype)
+            mu_unary = (aligned_copy(np.asarray(initial_marginals[0], dtype=dtype))
+                        if where is None else
+                        stream_copy(np.asarray(initial_marginals[0]), dtype, where))
+            mu_pair = stream_copy(np.asarray(initial_marginals[1]), dtype, where)
             if (len(mu_unary), len(mu_pair)) != store_sizes(p.train, K):
                 raise ValueError(f"initial marginals of sizes {len(mu_unary)}, "
                                  f"{len(mu_pair)}; the training set needs "
@@ -379,8 +382,10 @@ class SDCA(Solver):
 
     def memory_bytes(self) -> dict[str, int]:
         s = self.state
-        out = {"marginals_unary": s.mu_unary.nbytes, "marginals_pairwise": s.mu_pair.nbytes,
-               "weights": s.w.nbytes, "per_sequence": s.entropies.nbytes * 4}
+        out = {"weights": s.w.nbytes, "per_sequence": s.entropies.nbytes * 4}
+        if self.opts["store_dir"] is None:  # else in a file, the page cache's
+            out["marginals_unary"] = s.mu_unary.nbytes
+            out["marginals_pairwise"] = s.mu_pair.nbytes
         if self.catalyst is not None:
             out["catalyst_points"] = self.catalyst.center.nbytes * 2
         return out

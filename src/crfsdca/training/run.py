@@ -285,12 +285,13 @@ def way_out(config: SolverConfig, style: str = "flag") -> str:
         if config.options.get(w.option) == w.value:
             continue
         key = table.key(w.option)
+        shown = w.value if w.chosen is not None else repr(w.value)  # a name, or the value
         if style == "flag":
             name = table.flag(w.option)
             ways.append(f"{name} {w.value} {w.effect}" if w.value is not None else
                         f"a smaller {name} {w.effect}")
         else:
-            ways.append(f"{key}={w.value!r} {w.effect}" if w.value is not None else
+            ways.append(f"{key}={shown} {w.effect}" if w.value is not None else
                         f"a smaller {key} {w.effect}")
     ways.append("--subset k trains on the first k sequences" if style == "flag" else
                 "train on fewer sequences")
@@ -321,16 +322,17 @@ def run_solver(problem, config: SolverConfig, *, epochs: float, seed: int = 0,
     """
     cores = check_threads(threads)  # the monitor's; the solver resolves its own
     sizes = memory.DataSizes.of_problem(problem)
-    smaller = config.shrunk(shrink_to_fit)
-    if smaller is not config and not memory.fits(config.train_bytes(sizes)) \
-            and memory.fits(smaller.train_bytes(sizes)):
-        changed = ", ".join(f"{k}={v!r}" for k, v in smaller.options.items()
-                            if config.options[k] != v)
-        warnings.warn(f"{what or config.name}: {changed} so that the state fits in memory "
-                      f"({memory.gib(smaller.train_bytes(sizes))} instead of "
-                      f"{memory.gib(config.train_bytes(sizes))})", RuntimeWarning,
-                      stacklevel=2)
-        config = smaller
+    if not memory.fits(config.train_bytes(sizes)):
+        smaller = next((c for c in config.shrunk(shrink_to_fit)
+                        if memory.fits(c.train_bytes(sizes))), None)
+        if smaller is not None:
+            changed = ", ".join(f"{k}={v!r}" for k, v in smaller.options.items()
+                                if config.options[k] != v)
+            warnings.warn(f"{what or config.name}: {changed} so that the state fits in "
+                          f"memory ({memory.gib(smaller.train_bytes(sizes))} instead of "
+                          f"{memory.gib(config.train_bytes(sizes))})", RuntimeWarning,
+                          stacklevel=2)
+            config = smaller
     parts = config.state_bytes(sizes)
     what = what or config.name
     if say is not None:

@@ -1,0 +1,152 @@
+"""The least memory each fit trains in, under a hard limit (a cgroup), and what it ends on.
+
+Question: Under a hard memory limit (a cgroup's, as a container or SLURM sets it), how
+    little memory does each way of training need to finish: sklearn-crfsuite's tutorial
+    call on lists, crfsdca's default fit on the same lists, and crfsdca's default fit on
+    a generator of the same items (which, when the marginal store does not fit the limit,
+    takes a float32 store and then a store in a file, store_dir)? And do the fits under
+    the limit end on the certified objective of the fit without it?
+Date: 2026-11-29
+Commit: d838ba7
+Answer: docs/benchmarks.md, "Bigger than memory" (generated from runs/memory_limit.json).
+
+Each fit runs in a fresh process in a child cgroup of this process's (cgroup v1's memory
+controller or v2's ``memory.max``; root is needed), the limit set before the process
+starts; the least limit under which the process ends normally is found by bisection, to
+``--resolution`` MiB. The items are those of ``peak_memory.py`` (the tutorial's features
+for the NER sets, CRFsuite's example features for CoNLL-2000 and POS). Memory counted by
+the cgroup includes the page cache of files the process writes (the store in a file), so
+the limit is a bound on everything the fit holds; the kernel writes back and drops file
+pages to stay under it, and kills the process (SIGKILL) only when what it cannot drop
+exceeds it.
+
+    python benchmarks/studies/memory_limit.py --datasets ner --json runs/memory_limit.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from peak_memory import PAIRS, ROOT
+
+FITS = {
+    "sklearn-crfsuite": (
+        "X, y = [], []\nfor xseq, yseq in pairs():\n    X.append(xseq)\n    y.append(yseq)\n"
+        "import sklearn_crfsuite\n"
+        "fit = sklearn_crfsuite.CRF(algorithm='lbfgs', c1=0.1, c2=0.1, max_iterations=100, "
+        "all_possible_transitions=True).fit(X, y)\n"
+        "end = {'loss': fit.training_log_.last_iteration['loss']}\n"),
+    "crfsdca": (
+        "X, y = [], []\nfor xseq, yseq in pairs():\n    X.append(xseq)\n    y.append(yseq)\n"
+        "from crfsdca import CRF\n"
+        "fit = CRF(c1=0.1, c2=0.1, all_possible_transitions=True).fit(X, y)\n"),
+    "crfsdca-stream": (
+        "from crfsdca import CRF\n"
+        "fit = CRF(c1=0.1, c2=0.1, all_possible_transitions=True).fit(pairs())\n"),
+}
+
+REPORT = """
+import resource
+if 'end' not in globals():
+    last = fit.training_log_[-1]
+    end = {'loss': float(last['loss']), 'relative_gap': float(last['relative_gap']),
+           'store_dtype': fit.training_log_.method['store_dtype'],
+           'store_dir': fit.training_log_.method['store_dir'] is not None}
+end['peak_rss_mib'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps(end))
+"""
+
+
+def cgroup_dir() -> tuple[Path, str]:
+    """A child cgroup of this process's, and its controller's version ("v1" or "v2")."""
+    lines = Path("/proc/self/cgroup").read_text().splitlines()
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if "memory" in controllers.split(","):
+            return Path("/sys/fs/cgroup/memory") / path.lstrip("/") / "crfsdca-limit", "v1"
+    path = next(p for _, c, p in (line.split(":", 2) for line in lines) if c == "")
+    return Path("/sys/fs/cgroup") / path.lstrip("/") / "crfsdca-limit", "v2"
+
+
+def run_limited(code: str, args: list[str], limit_mib: int | None) -> tuple[int, dict | None]:
+    """(return code, the fit's report) of ``python -c code args`` under the limit."""
+    where, version = cgroup_dir()
+    where.mkdir(exist_ok=True)
+    limit = str(limit_mib * 2**20) if limit_mib else "max" if version == "v2" else "-1"
+    (where / ("memory.max" if version == "v2" else "memory.limit_in_bytes")).write_text(limit)
+    procs = str(where / "cgroup.procs")
+
+    def enter():
+        with open(procs, "w") as f:
+            f.write(str(os.getpid()))
+
+    out = subprocess.run([sys.executable, "-c", code, *args], preexec_fn=enter,
+                         capture_output=True, text=True)
+    lines = [s for s in out.stdout.splitlines() if s.startswith("{")]
+    return out.returncode, (json.loads(lines[-1]) if out.returncode == 0 and lines else None)
+
+
+def least_limit(code: str, args: list[str], lo: int, hi: int, resolution: int):
+    """The least limit (MiB) in (lo, hi] under which the fit ends, by bisection, and its
+    report there; (None, None) if it does not end under hi."""
+    rc, report = run_limited(code, args, hi)
+    if rc != 0:
+        return None, None
+    best = (hi, report)
+    while hi - lo > resolution:
+        mid = (lo + hi) // 2
+        rc, report = run_limited(code, args, mid)
+        print(f"    {mid} MiB: {'ends' if rc == 0 else f'killed or failed ({rc})'}",
+              flush=True)
+        if rc == 0:
+            hi, best = mid, (mid, report)
+        else:
+            lo = mid
+    return best
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--datasets", nargs="+", default=["ner"])
+    ap.add_argument("--tools", nargs="+", default=list(FITS), choices=list(FITS))
+    ap.add_argument("--limit", type=int, default=0, help="first N training sentences")
+    ap.add_argument("--resolution", type=int, default=16, help="MiB")
+    ap.add_argument("--high", type=int, default=4096, help="MiB, the bisection's top")
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--add", action="store_true",
+                    help="keep the rows of --json for the datasets and tools not run now")
+    args = ap.parse_args(argv)
+    sys.path.insert(0, str(Path(__file__).parent))
+    from common import machine
+
+    rows = []
+    if args.add and args.json and args.json.exists():
+        rows = [r for r in json.loads(args.json.read_text())["rows"]
+                if not (r["dataset"] in args.datasets and r["tool"] in args.tools)]
+    prelude = PAIRS.format(src=str(ROOT / "src"), raw=str(ROOT / "data" / "raw"),
+                           config=str(ROOT / "config.yaml"))
+    for name in args.datasets:
+        for tool in args.tools:
+            code = prelude + FITS[tool] + REPORT
+            print(f"{name} {tool}", flush=True)
+            _, free = run_limited(code, [name, str(args.limit)], None)
+            least, report = least_limit(code, [name, str(args.limit)], 64, args.high,
+                                        args.resolution)
+            rows.append({"dataset": name, "tool": tool, "unlimited": free,
+                         "least_mib": least, "at_least": report})
+            print(json.dumps(rows[-1]), flush=True)
+            if args.json:
+                args.json.parent.mkdir(parents=True, exist_ok=True)
+                args.json.write_text(json.dumps({
+                    "machine": machine(), "limit": args.limit,
+                    "resolution_mib": args.resolution, "rows": rows}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
