@@ -37,16 +37,16 @@ from peak_memory import PAIRS, ROOT
 FITS = {
     "sklearn-crfsuite": (
         "X, y = [], []\nfor xseq, yseq in pairs():\n    X.append(xseq)\n    y.append(yseq)\n"
-        "import sklearn_crfsuite\n"
+        "import sklearn_crfsuite, time\n_t0 = time.perf_counter()\n"
         "fit = sklearn_crfsuite.CRF(algorithm='lbfgs', c1=0.1, c2=0.1, max_iterations=100, "
         "all_possible_transitions=True).fit(X, y)\n"
         "end = {'loss': fit.training_log_.last_iteration['loss']}\n"),
     "crfsdca": (
         "X, y = [], []\nfor xseq, yseq in pairs():\n    X.append(xseq)\n    y.append(yseq)\n"
-        "from crfsdca import CRF\n"
+        "from crfsdca import CRF\nimport time\n_t0 = time.perf_counter()\n"
         "fit = CRF(c1=0.1, c2=0.1, all_possible_transitions=True).fit(X, y)\n"),
     "crfsdca-stream": (
-        "from crfsdca import CRF\n"
+        "from crfsdca import CRF\nimport time\n_t0 = time.perf_counter()\n"
         "fit = CRF(c1=0.1, c2=0.1, all_possible_transitions=True).fit(pairs())\n"),
 }
 
@@ -57,6 +57,7 @@ if 'end' not in globals():
     end = {'loss': float(last['loss']), 'relative_gap': float(last['relative_gap']),
            'store_dtype': fit.training_log_.method['store_dtype'],
            'store_dir': fit.training_log_.method['store_dir'] is not None}
+end['seconds'] = time.perf_counter() - _t0  # the fit's, items made on the way included
 end['peak_rss_mib'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps(end))
 """
@@ -88,6 +89,8 @@ def run_limited(code: str, args: list[str], limit_mib: int | None) -> tuple[int,
     out = subprocess.run([sys.executable, "-c", code, *args], preexec_fn=enter,
                          capture_output=True, text=True)
     lines = [s for s in out.stdout.splitlines() if s.startswith("{")]
+    if out.returncode > 0:  # an error, not a kill: its last line says which
+        print(f"      {(out.stderr.strip().splitlines() or [''])[-1][:200]}", flush=True)
     return out.returncode, (json.loads(lines[-1]) if out.returncode == 0 and lines else None)
 
 

@@ -124,15 +124,15 @@ def main(argv=None) -> int:
     if args.add and args.json and args.json.exists():
         rows = [r for r in json.loads(args.json.read_text())["rows"]
                 if not (r["dataset"] in args.datasets and r["tool"] in args.tools)]
+    run = {"machine": machine(), "limit": args.limit, "call": CALL.format(extra=""),
+           "rows": rows}
     for name in args.datasets:
         for tool in args.tools:
             rows.append({"dataset": name, "tool": tool, **measure(name, tool, args.limit)})
             print(json.dumps(rows[-1]), flush=True)
-    run = {"machine": machine(), "limit": args.limit, "call": CALL.format(extra=""),
-           "rows": rows}
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(run, indent=1) + "\n")
+            if args.json:  # after every row: a long run stopped keeps what it measured
+                args.json.parent.mkdir(parents=True, exist_ok=True)
+                args.json.write_text(json.dumps(run, indent=1) + "\n")
     print(table(run))
     return 0
 

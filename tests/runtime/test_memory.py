@@ -270,3 +270,18 @@ def test_the_default_fit_shrinks_its_store_to_fit_and_says_so(monkeypatch, tmp_p
     monkeypatch.setattr(memory, "available", lambda: (on_disk // 2, "test limit"))
     with pytest.raises(ResourceError, match="more than the"):
         CRF(c2=0.1, max_iterations=2).fit(X, y)
+
+
+@pytest.mark.parametrize("files", [
+    {"/proc/self/cgroup": "4:memory:/\n", "/sys/fs/cgroup/memory/memory.limit_in_bytes": "1000",
+     "/sys/fs/cgroup/memory/memory.usage_in_bytes": "900",
+     "/sys/fs/cgroup/memory/memory.stat": "cache 500\ninactive_file 200\n"
+                                          "total_inactive_file 300\n"},
+    {"/proc/self/cgroup": "0::/\n", "/sys/fs/cgroup/memory.max": "1000",
+     "/sys/fs/cgroup/memory.current": "900", "/sys/fs/cgroup/memory.stat": "inactive_file 300\n"},
+])
+def test_a_cgroup_leaves_its_limit_less_what_it_cannot_take_back(monkeypatch, files):
+    """Usage counts the page cache; its inactive file pages (files read once, a store's
+    written pages) are the kernel's first to take back, so they count as room."""
+    monkeypatch.setattr(memory, "_read", lambda path: files.get(str(path)))
+    assert memory._cgroup_room() == 1000 - 900 + 300

@@ -141,7 +141,12 @@ def _file_mapping(directory: str, size: int) -> mmap.mmap:
         except OSError as e:
             raise ResourceError(f"store_dir {directory}: cannot reserve {size / 2**30:.2f} "
                                 f"GiB there ({e.strerror})") from None
-        buffer = mmap.mmap(fd, size)
+        try:
+            buffer = mmap.mmap(fd, size)
+        except OSError as e:  # ulimit -v counts a mapped file
+            if e.errno == errno.ENOMEM:
+                raise MemoryError(f"cannot map {size:,} bytes") from e
+            raise
     finally:
         os.close(fd)
         try:

@@ -175,11 +175,22 @@ def _cgroup_room() -> int | None:
         while True:
             limit, usage = _read(here / limit_name), _read(here / usage_name)
             if limit and limit.isdigit() and int(limit) < 2**60 and usage and usage.isdigit():
-                rooms.append(int(limit) - int(usage))
+                rooms.append(int(limit) - int(usage) + _inactive_file(here))
             if here == root:
                 break
             here = here.parent
     return min(rooms) if rooms else None
+
+
+def _inactive_file(cgroup: Path) -> int:
+    """The cgroup's inactive file cache (``memory.stat``): counted in its usage, but the
+    first memory the kernel takes back under its limit (pages of files read once, the
+    written pages of a store in a file), as the working set of docker and Kubernetes
+    leaves it out."""
+    stat = _read(cgroup / "memory.stat") or ""
+    fields = dict(line.split()[:2] for line in stat.splitlines() if len(line.split()) >= 2)
+    value = fields.get("total_inactive_file", fields.get("inactive_file", "0"))
+    return int(value) if value.isdigit() else 0
 
 
 def _slurm_room() -> int | None:
@@ -206,11 +217,21 @@ def _ulimit_room() -> int | None:
     return soft - (_status_bytes("VmSize") or 0)
 
 
+def _data_room() -> int | None:
+    """What ``ulimit -d`` (RLIMIT_DATA: private writable mappings, since Linux 4.7) leaves;
+    a file mapped shared (the store in ``store_dir``) is not counted there."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_DATA)
+    if soft == resource.RLIM_INFINITY:
+        return None
+    return soft - (_status_bytes("VmData") or 0)
+
+
 def available() -> tuple[int | None, str]:
     """(bytes this process may still allocate, where the bound comes from); (None, "")
     when nothing is known (not Linux)."""
     rooms = {"available memory": _meminfo_available(), "cgroup limit": _cgroup_room(),
-             "SLURM allocation": _slurm_room(), "ulimit -v": _ulimit_room()}
+             "SLURM allocation": _slurm_room(), "ulimit -v": _ulimit_room(),
+             "ulimit -d": _data_room()}
     known = {k: v for k, v in rooms.items() if v is not None}
     if not known:
         return None, ""
