@@ -491,23 +491,33 @@ _TOOL_NAMES = {"items": "items only", "crfsdca": "crfsdca (lists)",
 
 def memory_limit_table() -> str:
     """``benchmarks/studies/memory_limit.py``'s stored run: the least cgroup limit each fit
-    ends under, the store it took there, and its objective against the unlimited fit's."""
+    ends under (and as a multiple of sklearn-crfsuite's), the store it took there, its
+    objective and seconds against the unlimited fit's."""
     run = json.loads((STUDIES / "runs" / "memory_limit.json").read_text())
-    lines = ["| data | fit | least limit (MiB) | store there | objective there | "
-             "objective without a limit | relative gap there |", "|---|---|---|---|---|---|---|"]
+    lines = ["| data | fit | least limit, MiB | store there | objective there (without a "
+             "limit) | relative gap there | seconds there (without a limit) |",
+             "|---|---|---|---|---|---|---|"]
+    theirs = {r["dataset"]: r["least_mib"] for r in run["rows"]
+              if r["tool"] == "sklearn-crfsuite"}
     for r in run["rows"]:
         at, free = r["at_least"] or {}, r["unlimited"] or {}
         store = ("" if "store_dtype" not in at else
                  f"{at['store_dtype']}, {'in a file' if at['store_dir'] else 'in memory'}")
         gap = f"{at['relative_gap']:.1e}" if "relative_gap" in at else ""
         least = "none" if r["least_mib"] is None else f"{r['least_mib']:,}"
+        if r["least_mib"] and r["tool"] != "sklearn-crfsuite" and theirs.get(r["dataset"]):
+            least += f" ({r['least_mib'] / theirs[r['dataset']]:.2f}x)"
+        seconds = (f"{at['seconds']:.0f} ({free['seconds']:.0f})"
+                   if "seconds" in at and "seconds" in free else "")
         lines.append(f"| {DATA_NAMES.get(r['dataset'], r['dataset'])} | "
                      f"{_TOOL_NAMES.get(r['tool'], r['tool'])} | {least} | {store} | "
-                     f"{at.get('loss', float('nan')):.3f} | {free.get('loss', float('nan')):.3f} "
-                     f"| {gap} |")
+                     f"{at.get('loss', float('nan')):.3f} ({free.get('loss', float('nan')):.3f})"
+                     f" | {gap} | {seconds} |")
     lines += ["", f"The least hard limit (a cgroup's, found by bisection to "
-              f"{run['resolution_mib']} MiB) under which the fit's process ends; the "
-              f"objective is the training loss each tool reports; {run['machine']}."]
+              f"{run['resolution_mib']} MiB) under which the fit's process ends, in brackets "
+              "as a multiple of sklearn-crfsuite's; the objective is the training loss each "
+              "tool reports; seconds are the fit's (on a generator, making the items "
+              f"included), indicative; {run['machine']}."]
     return "\n".join(lines)
 
 

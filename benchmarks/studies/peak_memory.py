@@ -4,22 +4,26 @@ Question: How much memory does the default ``CRF()`` fit take, as a multiple of
     sklearn-crfsuite's tutorial call, where users train (Dutch and Spanish NER with the
     tutorial's features, CoNLL-2000 chunking) and on the vendored dataset with the largest
     dual state (the POS treebank sample, K = 45, CRFsuite's feature set)?
-Date: 2026-11-27
-Commit: 7b58180
-Answer: 1.58-1.66x on Dutch and Spanish NER, 2.36x on CoNLL-2000, 5.86x on the POS
-    sample (K = 45): SDCA's dual marginals and its dense-layout weight vectors; a float32
-    store takes 0.06-0.67 GB off (docs/history.md, "Peak memory of the default fit").
+Date: 2026-11-29
+Commit: 2296931
+Answer: From lists, 1.66x on Dutch NER, 1.53x on Spanish NER, 2.45x on CoNLL-2000 and
+    5.75x on the POS sample (K = 45): SDCA's dual marginals (in memory when they fit) and
+    about 150 MiB of numba; a float32 store takes 58-667 MiB off. On a generator of the
+    same items, which is never held whole: 1.20x, 1.18x, 2.16x and 5.64x (the items, 156-
+    419 MiB, gone; the marginal store left). Table: docs/benchmarks.md ("Bigger than
+    memory"), from runs/peak_memory.json.
 
 Each fit runs in a fresh process (the items built there, then the fit), and the peak
 resident memory of that process (``ru_maxrss``) is read by the parent; the items alone
 (a process that builds them and stops) are measured too, so that the fit's own share is
 the difference. crfsdca: ``CRF(c1=0.1, c2=0.1, all_possible_transitions=True)`` (the
-default algorithm, SDCA, with its dual state), and the same with
-``store_dtype="float32"``; sklearn-crfsuite: ``CRF(algorithm='lbfgs', c1=0.1, c2=0.1,
-max_iterations=100, all_possible_transitions=True)``. Memory does not depend on the
+default algorithm, SDCA, with its dual state), the same with ``store_dtype="float32"``,
+and the same on a generator of the items (``crfsdca-stream``); sklearn-crfsuite:
+``CRF(algorithm='lbfgs', c1=0.1, c2=0.1, max_iterations=100,
+all_possible_transitions=True)``. Memory does not depend on the
 machine's load, unlike seconds.
 
-    python benchmarks/studies/peak_memory.py [--datasets ner esp chunk pos] [--limit N]
+    cd benchmarks/studies && python peak_memory.py --json runs/peak_memory.json
 """
 
 from __future__ import annotations
