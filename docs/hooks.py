@@ -498,21 +498,30 @@ def memory_limit_table() -> str:
              "limit) | relative gap there | seconds there (without a limit) |",
              "|---|---|---|---|---|---|---|"]
     theirs = {r["dataset"]: r["least_mib"] for r in run["rows"]
-              if r["tool"] == "sklearn-crfsuite"}
+              if r["tool"] == "sklearn-crfsuite" and "at" not in r}
     for r in run["rows"]:
-        at, free = r["at_least"] or {}, r["unlimited"] or {}
+        if "at" in r:  # one run under a given limit
+            at = r["at"]["report"] or {}
+            least = (f"ends under {r['at']['limit_mib']:,}" if r["at"]["returncode"] == 0
+                     else f"killed under {r['at']['limit_mib']:,}")
+        else:
+            at = r["at_least"] or {}
+            least = "none" if r["least_mib"] is None else f"{r['least_mib']:,}"
+            if r["least_mib"] and r["tool"] != "sklearn-crfsuite" and theirs.get(r["dataset"]):
+                least += f" ({r['least_mib'] / theirs[r['dataset']]:.2f}x)"
+        free = r["unlimited"] or {}
         store = ("" if "store_dtype" not in at else
                  f"{at['store_dtype']}, {'in a file' if at['store_dir'] else 'in memory'}")
         gap = f"{at['relative_gap']:.1e}" if "relative_gap" in at else ""
-        least = "none" if r["least_mib"] is None else f"{r['least_mib']:,}"
-        if r["least_mib"] and r["tool"] != "sklearn-crfsuite" and theirs.get(r["dataset"]):
-            least += f" ({r['least_mib'] / theirs[r['dataset']]:.2f}x)"
-        seconds = (f"{at['seconds']:.0f} ({free['seconds']:.0f})"
-                   if "seconds" in at and "seconds" in free else "")
-        lines.append(f"| {DATA_NAMES.get(r['dataset'], r['dataset'])} | "
-                     f"{_TOOL_NAMES.get(r['tool'], r['tool'])} | {least} | {store} | "
-                     f"{at.get('loss', float('nan')):.3f} ({free.get('loss', float('nan')):.3f})"
-                     f" | {gap} | {seconds} |")
+        data = DATA_NAMES.get(r["dataset"], r["dataset"])
+        if r.get("copies", 1) > 1:
+            data += f", {r['copies']} times over"
+        seconds = " ".join([f"{at['seconds']:.0f}" if "seconds" in at else "",
+                            f"({free['seconds']:.0f})" if "seconds" in free else ""]).strip()
+        loss = " ".join([f"{at['loss']:.3f}" if "loss" in at else "",
+                         f"({free['loss']:.3f})" if "loss" in free else ""]).strip()
+        lines.append(f"| {data} | {_TOOL_NAMES.get(r['tool'], r['tool'])} | {least} | {store} | "
+                     f"{loss} | {gap} | {seconds} |")
     lines += ["", f"The least hard limit (a cgroup's, found by bisection to "
               f"{run['resolution_mib']} MiB) under which the fit's process ends, in brackets "
               "as a multiple of sklearn-crfsuite's; the objective is the training loss each "
