@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import sys
@@ -80,10 +81,24 @@ def best_time(fn, repeat: int = 3) -> float:
     return best
 
 
+def kept_rows(path: Path | None, add: bool, measured_again) -> list[dict]:
+    """With ``add``, the rows of the run stored at ``path`` that this run does not measure
+    again (``measured_again``: a row -> bool); otherwise none."""
+    if not (add and path and path.exists()):
+        return []
+    return [r for r in json.loads(path.read_text())["rows"] if not measured_again(r)]
+
+
+def store_run(path: Path | None, run: dict) -> None:
+    """Write ``run`` (its settings and its rows so far) to ``path``, if given: a study calls
+    it after every row, so that a long run stopped keeps what it measured."""
+    if path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(run, indent=1) + "\n")
+
+
 def report(rows: list[dict], json_path: str | None = None) -> None:
     """Write ``rows`` to ``json_path`` (if given) and print them as a markdown table."""
-    import json
-
     if json_path:
         with open(json_path, "w") as f:
             json.dump(rows, f, indent=1)

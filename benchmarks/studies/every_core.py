@@ -44,7 +44,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import machine, markdown_table
+from common import kept_rows, machine, markdown_table, store_run
 from practitioner import load, objective, scores
 
 TOOLS = ("sk-100", "ours", "ours-1", "ours-lbfgs")
@@ -96,10 +96,7 @@ def main() -> None:
     cores = usable_cores()
     print(f"# {machine()}; {cores} cores used by ours; {args.rounds} rounds; "
           f"{time.strftime('%Y-%m-%d %H:%M')}", flush=True)
-    rows = []
-    if args.add and args.json and args.json.exists():
-        rows = [r for r in json.loads(args.json.read_text())["rows"]
-                if r["dataset"] not in args.datasets]
+    rows = kept_rows(args.json, args.add, lambda r: r["dataset"] in args.datasets)
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.datasets:
             data = load(name, args.limit)
@@ -124,11 +121,9 @@ def main() -> None:
                                     row["sk-100 s"] / row[f"{tool} s"], 2)
                     rows.append(row)
                     print(json.dumps(row), flush=True)
-                    if args.json:
-                        args.json.parent.mkdir(parents=True, exist_ok=True)
-                        args.json.write_text(json.dumps(
-                            {"machine": machine(), "cores": cores, "rounds": args.rounds,
-                             "limit": args.limit, "rows": rows}, indent=1))
+                    store_run(args.json, {"machine": machine(), "cores": cores,
+                                          "rounds": args.rounds, "limit": args.limit,
+                                          "rows": rows})
     cols = ["dataset", "c1", "c2"] + [f"{t} s" for t in args.tools] + \
         [f"{t} speed-up" for t in args.tools if t != "sk-100"]
     print()

@@ -152,13 +152,11 @@ def main(argv=None) -> int:
                     help="keep the rows of --json for the datasets and tools not run now")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).parent))
-    from common import machine
+    from common import kept_rows, machine, store_run
 
-    rows = []
-    if args.add and args.json and args.json.exists():
-        rows = [r for r in json.loads(args.json.read_text())["rows"]
-                if not (r["dataset"] in args.datasets and r["tool"] in args.tools
-                        and r.get("copies", 1) == args.copies and ("at" in r) == bool(args.at))]
+    rows = kept_rows(args.json, args.add, lambda r: (
+        r["dataset"] in args.datasets and r["tool"] in args.tools
+        and r.get("copies", 1) == args.copies and ("at" in r) == bool(args.at)))
     prelude = PAIRS.format(src=str(ROOT / "src"), raw=str(ROOT / "data" / "raw"),
                            config=str(ROOT / "config.yaml"))
     for name in args.datasets:
@@ -177,11 +175,8 @@ def main(argv=None) -> int:
                                                                 args.resolution)
             rows.append(row)
             print(json.dumps(rows[-1]), flush=True)
-            if args.json:
-                args.json.parent.mkdir(parents=True, exist_ok=True)
-                args.json.write_text(json.dumps({
-                    "machine": machine(), "limit": args.limit,
-                    "resolution_mib": args.resolution, "rows": rows}, indent=1) + "\n")
+            store_run(args.json, {"machine": machine(), "limit": args.limit,
+                                  "resolution_mib": args.resolution, "rows": rows})
     return 0
 
 

@@ -40,7 +40,7 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from common import machine, markdown_table  # noqa: E402
+from common import machine, markdown_table, store_run  # noqa: E402
 from practitioner import load  # noqa: E402
 
 
@@ -81,11 +81,8 @@ def main() -> None:
                            **fit(X, y, c1, c2, size, args.budget)}
                     rows.append(row)
                     print(json.dumps(row), flush=True)
-                    if args.json:
-                        args.json.parent.mkdir(parents=True, exist_ok=True)
-                        args.json.write_text(json.dumps(
-                            {"machine": machine(), "budget": args.budget,
-                             "limit": args.limit, "rows": rows}, indent=1))
+                    store_run(args.json, {"machine": machine(), "budget": args.budget,
+                                          "limit": args.limit, "rows": rows})
     print()
     print(markdown_table(rows, ["dataset", "c1", "c2", "B", "epochs", "passes",
                                 "solver_seconds", "relative_gap", "status"]))

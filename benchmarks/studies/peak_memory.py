@@ -122,44 +122,18 @@ def main(argv=None) -> int:
                     help="keep the rows of --json for the datasets and tools not run now")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).parent))
-    from common import machine
+    from common import kept_rows, machine, store_run
 
-    rows = []
-    if args.add and args.json and args.json.exists():
-        rows = [r for r in json.loads(args.json.read_text())["rows"]
-                if not (r["dataset"] in args.datasets and r["tool"] in args.tools)]
+    rows = kept_rows(args.json, args.add,
+                     lambda r: r["dataset"] in args.datasets and r["tool"] in args.tools)
     run = {"machine": machine(), "limit": args.limit, "call": CALL.format(extra=""),
            "rows": rows}
     for name in args.datasets:
         for tool in args.tools:
             rows.append({"dataset": name, "tool": tool, **measure(name, tool, args.limit)})
             print(json.dumps(rows[-1]), flush=True)
-            if args.json:  # after every row: a long run stopped keeps what it measured
-                args.json.parent.mkdir(parents=True, exist_ok=True)
-                args.json.write_text(json.dumps(run, indent=1) + "\n")
-    print(table(run))
+            store_run(args.json, run)
     return 0
-
-
-def table(run: dict) -> str:
-    """The stored run as a markdown table: peak MiB per dataset and tool, and each crfsdca
-    fit's ratio to sklearn-crfsuite's."""
-    rows = run["rows"]
-    tools = [t for t in dict.fromkeys(r["tool"] for r in rows)]
-    ours = [t for t in tools if t.startswith("crfsdca")]
-    lines = ["| data | n | K | " + " | ".join(tools) + " | " + " | ".join(
-        f"{t} / sklearn-crfsuite" for t in ours) + " |",
-        "|---|---|---|" + "---|" * (len(tools) + len(ours))]
-    for name in dict.fromkeys(r["dataset"] for r in rows):
-        got = {r["tool"]: r for r in rows if r["dataset"] == name}
-        first = next(iter(got.values()))
-        theirs = got.get("sklearn-crfsuite", {}).get("peak_mib")
-        cells = [f"{got[t]['peak_mib']:,.0f}" if t in got else "" for t in tools]
-        ratios = [f"{got[t]['peak_mib'] / theirs:.2f}x" if t in got and theirs else ""
-                  for t in ours]
-        lines.append(f"| {name} | {first['sequences']:,} | {first['labels']} | "
-                     + " | ".join(cells + ratios) + " |")
-    return "\n".join(lines)
 
 
 if __name__ == "__main__":

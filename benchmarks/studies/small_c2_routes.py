@@ -45,7 +45,7 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from common import machine, markdown_table  # noqa: E402
+from common import kept_rows, machine, markdown_table, store_run  # noqa: E402
 from practitioner import load  # noqa: E402
 
 ROUTES = ("sdca", "sdca-catalyst", "lbfgs", "sdca-then-lbfgs", "lbfgs-then-sdca")
@@ -181,11 +181,9 @@ def main() -> None:
     args = ap.parse_args()
     print(f"# {machine()}; one thread; epsilon {args.epsilon}; "
           f"{time.strftime('%Y-%m-%d %H:%M')}", flush=True)
-    rows = []
-    if args.add and args.json and args.json.exists():
-        rows = [r for r in json.loads(args.json.read_text())["rows"]
-                if not (r["dataset"] in args.datasets and r["c1"] in args.c1
-                        and r["c2"] in args.c2 and r["route"] in args.routes)]
+    rows = kept_rows(args.json, args.add, lambda r: (
+        r["dataset"] in args.datasets and r["c1"] in args.c1 and r["c2"] in args.c2
+        and r["route"] in args.routes))
     for name in args.datasets:
         X, y, _, _ = load(name, args.limit)
         for c1 in args.c1:
@@ -197,14 +195,11 @@ def main() -> None:
                                    args.handover, args.lbfgs_handover)}
                     rows.append(row)
                     print(json.dumps(row), flush=True)
-                    if args.json:
-                        args.json.parent.mkdir(parents=True, exist_ok=True)
-                        args.json.write_text(json.dumps(
-                            {"machine": machine(), "epsilon": args.epsilon,
-                             "budget": args.budget, "lbfgs_budget": args.lbfgs_budget,
-                             "handover": args.handover,
-                             "lbfgs_handover": args.lbfgs_handover,
-                             "limit": args.limit, "rows": rows}, indent=1))
+                    store_run(args.json, {
+                        "machine": machine(), "epsilon": args.epsilon,
+                        "budget": args.budget, "lbfgs_budget": args.lbfgs_budget,
+                        "handover": args.handover, "lbfgs_handover": args.lbfgs_handover,
+                        "limit": args.limit, "rows": rows})
     print()
     print(markdown_table(rows, ["dataset", "c1", "c2", "route", "passes", "updates", "seconds",
                                 "relative_gap", "certified"]))

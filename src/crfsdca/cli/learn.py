@@ -228,12 +228,8 @@ def _learn(args: argparse.Namespace) -> int:
     if streamed:  # every sequence trains: the files are read as the fit encodes them
         _set_outputs(est, args)
         weights: list[float] = []
-        try:
+        with _one_line_errors():
             est.fit(stream_files(args.files, weights, out), sample_weight=weights)
-        except ValueError as e:  # the estimator's checks of parameters and items: one line
-            if isinstance(e, CrfsdcaError):
-                raise
-            raise ConfigError(str(e)) from None
         return _finish(est, args, out)
     data = read_column_files(args) if args.template else read_files(args.files)
     print(f"Read {len(data.X)} instances, {sum(map(len, data.X))} items from "
@@ -296,11 +292,19 @@ def _fit(est, data, groups, holdout) -> None:
     if not train:
         raise ConfigError("no training instances left")
     weights = [data.weights[i] for i in train] if data.weighted else None
-    try:
+    with _one_line_errors():
         est.fit([data.X[i] for i in train], [data.y[i] for i in train],
                 *(([data.X[i] for i in dev], [data.y[i] for i in dev]) if dev else ()),
                 sample_weight=weights)
-    except ValueError as e:  # the estimator's checks of parameters and items: one line
+
+
+@contextlib.contextmanager
+def _one_line_errors():
+    """The estimator's checks of parameters and items (ValueError) as ConfigError: the
+    command's one line."""
+    try:
+        yield
+    except ValueError as e:
         if isinstance(e, CrfsdcaError):
             raise
         raise ConfigError(str(e)) from None

@@ -364,12 +364,7 @@ def read_text(path: str) -> str:
         except UnicodeDecodeError as e:
             raise DataFormatError("<stdin>", f"not UTF-8 text ({e.reason} at byte "
                                              f"{e.start})") from None
-    p = Path(path)
-    if not p.exists():
-        raise DataFormatError(path, "no such file")
-    if p.is_dir():
-        raise DataFormatError(path, "a directory, not a data file")
-    with open(p, encoding="utf-8", newline="\n") as f:  # a file, a pipe, /dev/stdin
+    with open(_data_file(path), encoding="utf-8", newline="\n") as f:  # a file, a pipe
         try:
             text = f.read()
         except UnicodeDecodeError as e:
@@ -397,17 +392,17 @@ def read_blocks(path: str, group: int = 0, block_chars: int | None = None):
     line in the whole file, as :func:`read_file`'s)."""
     limit = BLOCK_CHARS if block_chars is None else block_chars
     name = "<stdin>" if path == "-" else path
-    for text, first_line in _text_blocks(path, limit):
+    for text, first_line in _text_blocks(path, name, limit):
         parsed = _parse_plain(text, group)
         yield parsed if parsed is not None else parse_lines(text.split("\n"), name, group,
                                                              first_line)
 
 
-def _text_blocks(path: str, limit: int):
+def _text_blocks(path: str, name: str, limit: int):
     """(text, number of its first line) of the file's blocks: lines gathered until a
-    blank line past ``limit`` characters."""
-    name = "<stdin>" if path == "-" else path
-    stream = _open_bytes(path)
+    blank line past ``limit`` characters (``name``: the file's in errors)."""
+    stream = getattr(sys.stdin, "buffer", sys.stdin) if path == "-" else open(
+        _data_file(path), "rb")  # bytes; standard input's text where it has no bytes
     try:
         lines: list[str] = []
         size, first, number, offset = 0, 1, 0, 0
@@ -434,16 +429,15 @@ def _text_blocks(path: str, limit: int):
             stream.close()
 
 
-def _open_bytes(path: str):
-    """The file's lines as bytes (``-``: standard input's; its text where it has no bytes)."""
-    if path == "-":
-        return getattr(sys.stdin, "buffer", sys.stdin)
+def _data_file(path: str) -> Path:
+    """``path`` as a data file to open: DataFormatError where there is none, or a
+    directory."""
     p = Path(path)
     if not p.exists():
         raise DataFormatError(path, "no such file")
     if p.is_dir():
         raise DataFormatError(path, "a directory, not a data file")
-    return open(p, "rb")
+    return p
 
 
 def read_files(paths: list[str]) -> Instances:

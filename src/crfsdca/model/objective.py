@@ -190,14 +190,14 @@ def dirac_marginals(seq: Sequences, n_labels: int, c: float = 10.0, dtype=np.flo
     (``math.md`` section 5.1)."""
     K = n_labels
     nu, npair = store_sizes(seq, K)
-    mu_unary = _store(nu, dtype, directory)
+    mu_unary = unary_store(nu, dtype, directory)
     mu_pair = stream_empty(npair, dtype, directory)
     _dirac_store(seq, K, float(c), mu_unary, mu_pair, _workspace(seq, K), 0, 1.0,
                  np.zeros(0), np.zeros(0))
     return mu_unary, mu_pair
 
 
-def _store(n: int, dtype, directory: str | None) -> np.ndarray:
+def unary_store(n: int, dtype, directory: str | None = None) -> np.ndarray:
     """The unary store: cache-line aligned in memory, or in a file of ``directory``."""
     return aligned_empty(n, dtype) if directory is None else stream_empty(n, dtype, directory)
 
@@ -210,7 +210,7 @@ def dirac_start(seq: Sequences, n_attr: int, n_labels: int, lam: float,
     :func:`weights_from_marginals` and :func:`sequence_entropies` give it."""
     K = n_labels
     nu, npair = store_sizes(seq, K)
-    mu_unary = _store(nu, dtype, directory)
+    mu_unary = unary_store(nu, dtype, directory)
     mu_pair = stream_empty(npair, dtype, directory)
     w_hat = aligned_zeros(n_attr * K + 3 * K + K * K)
     entropies = aligned_empty(seq.n_sequences)

@@ -10,12 +10,13 @@ from ..model.objective import (
     primal,
     sequence_entropies,
     store_sizes,
+    unary_store,
     weighted_sum,
     weights_from_marginals,
 )
 from ..model.oracle import make_workspace
 from ..runtime.barrier import make_barrier
-from ..runtime.jit import aligned_copy, aligned_empty, aligned_zeros, dot, line_zeros, stream_copy
+from ..runtime.jit import aligned_empty, aligned_zeros, dot, line_zeros, stream_copy
 from ..runtime.threads import run_parallel
 from .base import Problem, Solver
 from .catalyst import CatalystLoop, kappa_ratio
@@ -116,9 +117,8 @@ class SDCA(Solver):
                 p.train, p.n_attributes, K, p.lam, p.feature_mask, c=o["init_c"], dtype=dtype,
                 directory=where)
         else:
-            mu_unary = (aligned_copy(np.asarray(initial_marginals[0], dtype=dtype))
-                        if where is None else
-                        stream_copy(np.asarray(initial_marginals[0]), dtype, where))
+            mu_unary = unary_store(len(initial_marginals[0]), dtype, where)
+            mu_unary[:] = initial_marginals[0]
             mu_pair = stream_copy(np.asarray(initial_marginals[1]), dtype, where)
             if (len(mu_unary), len(mu_pair)) != store_sizes(p.train, K):
                 raise ValueError(f"initial marginals of sizes {len(mu_unary)}, "
