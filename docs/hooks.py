@@ -366,6 +366,30 @@ def templates_table() -> str:
     return "\n".join(lines)
 
 
+def transitions_table() -> str:
+    """``benchmarks/studies/transitions_vs_wapiti.py``'s stored run: per fit (crfsdca's
+    three, Wapiti's) of a template with B lines that read the input, its test chunk F1,
+    objective, weights, iterations and seconds."""
+    run = json.loads((STUDIES / "runs" / "transitions_vs_wapiti.json").read_text())
+    reg = run["regularization"]
+    lines = ["| tool | how | test chunk F1 | objective | certified relative gap | weights "
+             "| iterations (epochs) | seconds |", "|---|---|---|---|---|---|---|---|"]
+    for r in run["rows"]:
+        how = r.get("algorithm") or ", ".join(f"{k} {v:g}" if isinstance(v, float) else
+                                              f"{k} {v}" for k, v in r["parameters"].items())
+        gap = r.get("relative_gap")
+        lines.append(f"| {r['tool']} | {how or 'defaults (sdca)'} | "
+                     f"{r['test_chunk_f1']:.2f} | {r['objective']:.4f} | "
+                     f"{'' if gap is None else f'{gap:.2g}'} | {r['weights']:,} | "
+                     f"{r['iterations']} | {r['seconds']:.1f} |")
+    lines += ["", f"{run['data']}; {run['template']}; CRF++'s C = {reg['crfpp_C']:g} "
+                  f"(crfsdca's c2 = {reg['crfsdca_c2']:g}, Wapiti's rho2 = "
+                  f"{reg['wapiti_rho2']:g}). The objective sum NLL + c2 ||w||^2: crfsdca's "
+                  "by its own pass, Wapiti's as it prints it (two decimals). One thread "
+                  f"each; {run['machine']}, {run['date']}."]
+    return "\n".join(lines)
+
+
 def minibatch_wall_table() -> str:
     """``benchmarks/studies/minibatch_wall.py``'s stored run: seconds per SDCA epoch for
     each batch size and thread count."""
@@ -541,6 +565,7 @@ def placeholder(name: str) -> str:
                  "bench_table": lambda: _publish("table"),
                  "bench_suite": suite_table, "studies": studies_table,
                  "templates_vs_wapiti": templates_table,
+                 "transitions_vs_wapiti": transitions_table,
                  "minibatch": lambda: epochs_table("minibatch.json", "B", "mini-batch SDCA"),
                  "minibatch_wall": minibatch_wall_table,
                  "every_core": every_core_table, "small_c2_routes": routes_table,

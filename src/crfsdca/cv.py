@@ -213,6 +213,10 @@ class CRFCV(BaseEstimator):
             self.__dict__.pop(name, None)  # a failed fit leaves nothing of an earlier one
         X, y = training_lists(X, y)
         crf = CRF(**self._crf_params())
+        if crf.transition_prefix is not None:
+            raise ConfigError("CRFCV does not search models with transition attributes "
+                              "(transition_prefix) yet: search with scikit-learn's "
+                              "GridSearchCV over CRF")
         algorithm, settings = crf._checked_run()
         c1s = _grid("c1s", DEFAULT_C1S if self.c1s is None else self.c1s, positive=False)
         c2s = _grid("c2s", DEFAULT_C2S if self.c2s is None else self.c2s,

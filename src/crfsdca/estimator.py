@@ -26,6 +26,7 @@ from .data.items import Vocabulary, encode
 from .data.sequences import join, with_weights
 from .data.shared_encoding import encode_training
 from .data.stream import encode_stream, is_stream, labeled_pairs
+from .data.transitions import known_split, split_transitions, transition_mask, unary_entries
 from .eli5_support import install as install_eli5_explainer
 from .errors import ConfigError
 from .model.constraints import Forced, constraint_masks, forced_labels
@@ -194,6 +195,14 @@ class CRF(BaseEstimator):
         L labels). A CRF's loss is per sequence: each sequence's weight is multiplied by
         the mean weight of its gold labels (``crfsdca.training.weighting``), so the
         objective stays sum_i c_i NLL_i and SDCA's gap a certificate.
+    transition_prefix : str or None, default None
+        Attributes whose names start with it are transition attributes: attribute e of
+        token t scores the transition into it, W_B[e, y_{t-1}, y_t], with every pair of
+        labels (CRF++'s ``B`` templates that read the input; ``crfsdca.templates`` names
+        them with ``crfsdca.templates.TRANSITION_PREFIX``, and ``crfpp_parameters`` sets
+        it). None: every attribute scores the labels of its token. Such a model is
+        trained by ``algorithm='lbfgs'``, decoded by ``predict`` and saved in crfsdca's
+        format; ``transition_attributes_`` lists them.
     sampler, non_uniformity, ..., arow_epsilon : keyword-only, default None
         Every solver option is also a parameter, by its run key (``sampler``,
         ``non_uniformity``, ``store_dtype``, ``sag_decrease``, ``lbfgs_memory``...) and,
@@ -298,7 +307,8 @@ class CRF(BaseEstimator):
                  min_freq=0.0, all_possible_states=False, all_possible_transitions=False,
                  bias=False, max_seconds=None, random_state=0, threads=None, warm_start=False,
                  save_dual=False, verbose=False, model_filename=None, model_format=None,
-                 keep_tempfiles=False, trainer_cls=None, class_weight=None, *, sampler=None,
+                 keep_tempfiles=False, trainer_cls=None, class_weight=None,
+                 transition_prefix=None, *, sampler=None,
                  non_uniformity=None,
                  line_search=None, line_search_start=None, subprecision=None, step_size=None,
                  refresh_every=None, store_dtype=None, store_dir=None, init_c=None,
@@ -340,6 +350,7 @@ class CRF(BaseEstimator):
         self.keep_tempfiles = keep_tempfiles
         self.trainer_cls = trainer_cls
         self.class_weight = class_weight
+        self.transition_prefix = transition_prefix
         self.sampler = sampler
         self.non_uniformity = non_uniformity
         self.line_search = line_search
@@ -474,7 +485,9 @@ class CRF(BaseEstimator):
             train = join([kept, train])
             digests = state_digests(state) + digests
             zero_entries = zero_entries + [0, kept.n_tokens]
-        A, K = len(attributes), len(labels)
+        attributes, edge_names, train, zero_entries = self._split_transitions(
+            attributes, train, zero_entries, continuing)
+        A, K, E = len(attributes), len(labels), len(edge_names)
         sampled, train = train, fit_weights(train, labels.strings(), self.class_weight)
         if train.n_dense and self.save_dual:
             raise ConfigError("save_dual: a dual file does not hold array attributes (a "
@@ -486,22 +499,25 @@ class CRF(BaseEstimator):
             raise ConfigError(why)
         mask = crfsuite_feature_mask(train, A, K, bool(self.all_possible_states),
                                      bool(self.all_possible_transitions),
-                                     float(self.min_freq), bool(self.bias), zero_entries)
+                                     float(self.min_freq), bool(self.bias), zero_entries, E)
         del zero_entries  # (attribute, token) pairs: as many as a tenth of the entries
         phases["feature_set"] = lap()
         dev = None
         label_names = labels.strings()
         if X_dev is not None:
             dev_labels = Vocabulary(label_names)
-            dev = encode(_as_list(X_dev, "X_dev"), _as_list(y_dev, "y_dev"), attributes,
-                         dev_labels, grow=False, grow_labels=True).seq
+            dev = encode(_as_list(X_dev, "X_dev"), _as_list(y_dev, "y_dev"),
+                         Vocabulary(attributes.strings() + edge_names), dev_labels,
+                         grow=False, grow_labels=True).seq
+            dev = known_split(dev, A, E)
             label_names = dev_labels.strings()
             phases["encode"] += lap()
         c1 = float(self.c1 or 0.0)
         if c1 < 0:
             raise ValueError(f"c1 must be non-negative, got {self.c1}")
         problem = make_problem(train, A, K, label_names, c2, mask, dev, c1,
-                               radii=config.needs_radii())
+                               radii=config.needs_radii(),
+                               n_transition_attributes=E)
         phases["problem"] = lap()
         stream = sys.stdout
         say = (lambda msg: print(msg, file=stream)) if self.verbose else None
@@ -525,7 +541,7 @@ class CRF(BaseEstimator):
         self._model = Model(labels.strings(), attributes.strings(), learned.weights,
                             model_options, {"status": learned.status,
                                             "seconds": learned.seconds, "n": problem.n,
-                                            "last": last})
+                                            "last": last}, edge_names)
         self._dual = None
         if keep and learned.marginals is not None:
             self._dual = dual_state(sampled, digests, learned.marginals, A, K, c2)
@@ -536,6 +552,25 @@ class CRF(BaseEstimator):
             if self.save_dual and self._dual is not None:
                 self._write_dual(dual_path(self.model_filename))
         return self
+
+    def _split_transitions(self, attributes, train, zero_entries, continuing):
+        """(the vocabulary of the attributes, the names of the transition attributes, the
+        split with the latter in its transition CSR, the zero entries of the former) by
+        ``transition_prefix`` (``crfsdca.data.transitions``)."""
+        prefix = self.transition_prefix
+        if prefix is not None and not (isinstance(prefix, str) and prefix):
+            raise ValueError(f"transition_prefix must be a nonempty str or None, got "
+                             f"{prefix!r}")
+        names = attributes.strings()
+        is_edge = transition_mask(names, prefix)
+        if not is_edge.any():
+            return attributes, [], train, zero_entries
+        if continuing or self.save_dual:
+            raise ConfigError("a model with transition attributes is not continued "
+                              "(warm_start, partial_fit, save_dual) yet: fit it whole")
+        train, unary_ids, edge_ids = split_transitions(train, is_edge)
+        return (Vocabulary([names[j] for j in unary_ids]), [names[j] for j in edge_ids],
+                train, unary_entries(zero_entries, is_edge))
 
     def continue_from(self, path, keep=(), algorithm=None):
         """Make the next ``fit`` continue the model saved at ``path`` (and its dual state
@@ -640,6 +675,7 @@ class CRF(BaseEstimator):
         model = self._current_model()
         if model is None:
             return None
+        self._plain_transitions("the Tagger (tagger_, predict_single)")
         cached = getattr(self, "_tagger_cache", None)
         if cached is None or cached[0] is not model:
             cached = (model, Tagger.from_model(model))
@@ -673,13 +709,16 @@ class CRF(BaseEstimator):
         X = _as_list(X, "X")
         keep = [i for i, xseq in enumerate(X) if len(xseq)]
         enc = encode([X[i] for i in keep], None, vocab, Vocabulary(model.labels), grow=False)
-        return enc.seq, keep, len(X)
+        seq = known_split(enc.seq, len(model.attributes), len(model.transition_attributes))
+        return seq, keep, len(X)
 
     def _attribute_ids(self) -> dict[str, int]:
+        """The model's attributes, then its transition attributes, by name."""
         model = self.model_
         cached = getattr(self, "_ids_cache", None)
         if cached is None or cached[0] is not model:
-            cached = (model, {a: i for i, a in enumerate(model.attributes)})
+            cached = (model, {a: i for i, a in enumerate(model.attributes
+                                                          + model.transition_attributes)})
             self._ids_cache = cached
         return cached[1]
 
@@ -690,6 +729,7 @@ class CRF(BaseEstimator):
         if constraints is None and forced is None and not always:
             return None
         model = self.model_
+        self._plain_transitions("constrained and n-best decoding")
         A, K = len(model.attributes), len(model.labels)
         chain = make_chain(model.weights, A, K, constraint_masks(constraints, model.labels))
         lengths = [len(xseq) for xseq in X]
@@ -700,6 +740,13 @@ class CRF(BaseEstimator):
         fixed = Forced(np.append(fixed.indptr[keep], fixed.indptr[-1]), fixed.positions,
                        fixed.labels)
         return chain, fixed, keep
+
+    def _plain_transitions(self, what: str) -> None:
+        """ConfigError naming ``what`` when the model has transition attributes (which
+        only ``predict`` decodes so far)."""
+        if self.model_.transition_attributes:
+            raise ConfigError(f"{what} of a model with transition attributes is not "
+                              "supported yet: use predict")
 
     def predict(self, X, constraints=None, forced=None) -> list[list[str]]:
         """The most likely label sequence (Viterbi) of every sequence of ``X``.
@@ -772,6 +819,7 @@ class CRF(BaseEstimator):
         ({(label_from, label_to): p}). ``constraints`` and ``forced`` as ``predict``
         takes them: the marginals are then those of the constrained distribution."""
         model = self.model_
+        self._plain_transitions("predict_marginals")
         if not pairwise and constraints is None and forced is None:
             seq, keep, n = self._encode_x(X)
             out: list[list[dict]] = [[] for _ in range(n)]
@@ -858,10 +906,22 @@ class CRF(BaseEstimator):
                 for i, j in zip(a.tolist(), b.tolist(), strict=True)}
 
     @property
+    def transition_attributes_(self) -> dict[tuple[str, str, str], float]:
+        """{(transition attribute, label_from, label_to): weight} of the nonzero weights
+        of W_B (empty without ``transition_prefix``)."""
+        model = self.model_
+        WB = model.layout.edges(model.weights)
+        e, a, b = np.nonzero(WB)
+        names, labels = model.transition_attributes, model.labels
+        return {(names[i], labels[j], labels[k]): float(WB[i, j, k])
+                for i, j, k in zip(e.tolist(), a.tolist(), b.tolist(), strict=True)}
+
+    @property
     def size_(self) -> int:
         """Bytes of the model's content: nonzero weights (12 bytes each) and vocabularies."""
         model = self.model_
-        strings = sum(len(s.encode("utf-8")) + 1 for s in model.labels + model.attributes)
+        strings = sum(len(s.encode("utf-8")) + 1 for s in model.labels + model.attributes
+                      + model.transition_attributes)
         return int(12 * np.count_nonzero(model.weights) + strings)
 
 

@@ -34,9 +34,10 @@ from .data.column_templates import (
     read_columns,
     read_template,
 )
+from .data.transitions import TRANSITION_PREFIX
 
-__all__ = ["Columns", "Template", "TemplateFeatures", "crfpp_parameters", "load_template",
-           "read_columns", "wapiti_parameters"]
+__all__ = ["TRANSITION_PREFIX", "Columns", "Template", "TemplateFeatures", "crfpp_parameters",
+           "load_template", "read_columns", "wapiti_parameters"]
 
 
 def load_template(source, dialect: str | None = None) -> Template:
@@ -74,12 +75,15 @@ def crfpp_parameters(cost: float = 1.0, l1: bool = False) -> dict:
     CRF++ minimizes sum_i NLL_i + ||w||^2 / (2 C) (``-a CRF-L2``, its default) or sum_i
     NLL_i + ||w||_1 / C (``CRF-L1``); crfsdca sum_i NLL_i + c1 ||w||_1 + c2 ||w||^2. So
     c2 = 1 / (2 C), or c1 = 1 / C. CRF++ has a weight for every attribute and label and
-    every pair of labels: ``all_possible_states`` and ``all_possible_transitions``.
+    every pair of labels: ``all_possible_states`` and ``all_possible_transitions``; its
+    ``B`` lines that read the input are the template's transition attributes
+    (``transition_prefix``).
     """
     if not cost > 0:
         raise ValueError(f"cost must be > 0, got {cost!r}")
     reg = {"c1": 1.0 / cost, "c2": 0.0} if l1 else {"c1": 0.0, "c2": 1.0 / (2.0 * cost)}
-    return {**reg, "all_possible_states": True, "all_possible_transitions": True}
+    return {**reg, "all_possible_states": True, "all_possible_transitions": True,
+            "transition_prefix": TRANSITION_PREFIX}
 
 
 def wapiti_parameters(rho1: float = 0.5, rho2: float = 0.0001) -> dict:
@@ -88,12 +92,14 @@ def wapiti_parameters(rho1: float = 0.5, rho2: float = 0.0001) -> dict:
 
     Wapiti minimizes sum_i NLL_i + rho1 ||w||_1 + rho2 / 2 ||w||^2 (``gradient.c``); so
     c1 = rho1 and c2 = rho2 / 2. Wapiti has a weight for every attribute and label and
-    every pair of labels: ``all_possible_states`` and ``all_possible_transitions``.
+    every pair of labels: ``all_possible_states`` and ``all_possible_transitions``; its
+    ``b`` and ``*`` lines that read the input are the template's transition attributes
+    (``transition_prefix``).
     """
     if not (rho1 >= 0 and rho2 >= 0):
         raise ValueError(f"rho1 and rho2 must be >= 0, got {rho1!r} and {rho2!r}")
     return {"c1": float(rho1), "c2": rho2 / 2.0, "all_possible_states": True,
-            "all_possible_transitions": True}
+            "all_possible_transitions": True, "transition_prefix": TRANSITION_PREFIX}
 
 
 class TemplateFeatures(TransformerMixin, BaseEstimator):

@@ -145,11 +145,11 @@ def test_model_file_versions(tmp_path):
     m = load_model(path)
     np.testing.assert_array_equal(m.weights, np.arange(12.0) - 3)
     with h5py.File(path, "r+") as f:
-        f.attrs["format_version"] = 2
+        f.attrs["format_version"] = 3
         f.attrs["package_version"] = "9.0"
     seal(path, "crfsdca-model")  # its header, as the newer version's writer makes it
-    with pytest.raises(DataFormatError, match="format version 2, written by crfsdca 9.0; "
-                                              "this crfsdca .* reads version 1"):
+    with pytest.raises(DataFormatError, match="format version 3, written by crfsdca 9.0; "
+                                              "this crfsdca .* reads version 2"):
         load_model(path)
     (tmp_path / "crfsuite.model").write_bytes(b"lCRF....")  # CRFsuite's magic, truncated
     with pytest.raises(DataFormatError, match="crfsuite.model"):

@@ -62,6 +62,31 @@ def test_learn_and_tag_with_a_template(files, tmp_path, capsys):
     assert "Item accuracy: 9 / 9 (1.0000)" in capsys.readouterr().out
 
 
+def test_b_lines_that_read_the_input_from_learn_to_tag_and_dump(files, tmp_path, capsys):
+    _, train, test = files
+    template = tmp_path / "template"
+    template.write_text("U01:%x[0,0]\nB\nB01:%x[0,1]\n")
+    model = str(tmp_path / "m.model")
+    assert main(["learn", "-T", str(template), "-q", "-m", model, train]) == 0
+    m = load_model(model)
+    assert sorted(m.transition_attributes) == ["B~B01:DT", "B~B01:NN", "B~B01:NNS",
+                                               "B~B01:VBD", "B~B01:VBP"]
+    assert not any(a.startswith("B~") for a in m.attributes)
+    capsys.readouterr()
+    assert main(["tag", "-T", str(template), "-m", model, "-t", "-q", test]) == 0
+    assert "Item accuracy: 9 / 9 (1.0000)" in capsys.readouterr().out
+    assert main(["tag", "-T", str(template), "-m", model, "-i", test]) == 2
+    assert "-i: not supported yet for a model with transition attributes" in \
+        capsys.readouterr().err
+    assert main(["dump", model]) == 0
+    out = capsys.readouterr().out
+    assert "format: crfsdca-model 2" in out and "  (2) B~B01:NN: B-NP --> I-NP: " in out
+    assert main(["learn", "-T", str(template), "-q", "-m", str(tmp_path / "m.crfsuite"),
+                 "--format", "crfsuite", train]) == 2
+    assert "CRFsuite's model format has transitions that do not read the input" in \
+        capsys.readouterr().err
+
+
 def test_learn_with_a_wapiti_pattern_file_and_the_cut_off(files, tmp_path, capsys):
     _, train, test = files
     pattern = tmp_path / "pattern"
@@ -85,7 +110,7 @@ def test_option_conflicts(files, args, words, capsys):
 
 
 @pytest.mark.parametrize("template, data, where, words", [
-    ("U00:%x[0,0]\nB01:%x[0,1]\n", TRAIN, "template:2:", "a B template that reads the input"),
+    ("U00:%x[0,0]\nB01:%x[0,2]\n", TRAIN, "template:2:", "reads column 2, but "),
     ("U00:%x[0,2]\n", TRAIN, "template:1:", "reads column 2, but "),
     ("U00:%x[0,0]\n", "a b c\nd e\n", "train.data:2:", "2 columns, but line 1 has 3"),
     ("", TRAIN, "template:", "empty template"),

@@ -101,8 +101,6 @@ def test_a_crfpp_template_read_as_wapiti_pads_as_wapiti():
     ("U00:%x[0,-1]\n", 1, "bad macro"),
     ("\nU00:%x[9,0]\n", 2, "row offset 9 out of CRF++'s range -8..8"),
     ("U00:%x[-9,0]\n", 1, "row offset -9"),
-    ("U00:%x[0,0]\nB01:%x[0,1]\n", 2, "a B template that reads the input"),
-    ("u:%x[0,0]\n*:%x[0,1]\n", 2, "a * template (U and B at once) that reads the input"),
     ("U00:%x[0,0]\nB\nB1\n", 3, "a second B line without observations (the first on "
                                 "line 2)"),
     ("u:%x[0,0]\nu:%t[0,0,\"^A\"]\n", 2, "regular-expression command %t is not supported"),
@@ -242,7 +240,8 @@ def test_load_template_from_text_path_or_template(tmp_path):
 def test_parameter_mappings():
     assert templates.crfpp_parameters(4.0) == {"c1": 0.0, "c2": 0.125,
                                                "all_possible_states": True,
-                                               "all_possible_transitions": True}
+                                               "all_possible_transitions": True,
+                                               "transition_prefix": "B~"}
     assert templates.crfpp_parameters(0.5, l1=True)["c1"] == 2.0
     assert templates.wapiti_parameters(0.0, 0.25)["c2"] == 0.125
     assert templates.wapiti_parameters()["c1"] == 0.5

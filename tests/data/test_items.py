@@ -161,7 +161,7 @@ def test_tagging_straight_from_the_text_equals_the_reader_and_the_encoder(lines)
     from crfsdca.data.crfsuite_format import _parse_plain
 
     model = SimpleNamespace(attributes=["a", "b", "a:b", "é", "1", "a\\b", "b:"],
-                            labels=["a", "b", "1"])
+                            labels=["a", "b", "1"], transition_attributes=[])
     text = "\n".join(line if isinstance(line, str) else "\t".join(line) for line in lines)
     fast = encode_text_for(model, text)
     inst = _parse_plain(text, 0)

@@ -37,9 +37,16 @@ def _attributes(seq: Sequences, tok: int):
     return pairs
 
 
-def features(seq: Sequences, i: int, y, A: int, K: int) -> np.ndarray:
-    """Dense F(x_i, y) of length d = A K + 3 K + K K."""
-    f = np.zeros(A * K + 3 * K + K * K)
+def n_edge_attributes(seq: Sequences) -> int:
+    """E, the transition attributes a split's ids reach (0 without any)."""
+    return int(seq.edge_indices.max(initial=-1)) + 1 if seq.has_edges else 0
+
+
+def features(seq: Sequences, i: int, y, A: int, K: int, E: int | None = None) -> np.ndarray:
+    """Dense F(x_i, y) of length d = A K + 3 K + K K (+ E K K with transition attributes:
+    those of token t count on the pair (y[t-1], y[t]))."""
+    E = n_edge_attributes(seq) if E is None else E
+    f = np.zeros(A * K + 3 * K + K * K + E * K * K)
     start = seq.offsets[i]
     T = len(y)
     for t in range(T):
@@ -51,7 +58,30 @@ def features(seq: Sequences, i: int, y, A: int, K: int) -> np.ndarray:
     f[A * K + 3 * y[T - 1] + 2] += 1
     for t in range(T - 1):
         f[A * K + 3 * K + y[t] * K + y[t + 1]] += 1
+    oe = A * K + 3 * K + K * K
+    for t in range(1, T):
+        tok = start + t
+        lo, hi = (seq.edge_indptr[tok], seq.edge_indptr[tok + 1]) if E else (0, 0)
+        for p in range(lo, hi):
+            v = seq.edge_values[p] if len(seq.edge_values) else 1.0
+            f[oe + seq.edge_indices[p] * K * K + y[t - 1] * K + y[t]] += v
     return f
+
+
+def edge_split(rng, n, max_len, K, A, E, max_attrs=3, min_len=1, real=False) -> Sequences:
+    """:func:`random_split` plus up to ``max_attrs`` transition attributes (of E) on every
+    token but the first of a sequence."""
+    seq = random_split(rng, n, max_len, K, A, max_attrs, min_len, real)
+    first = set(seq.offsets[:-1].tolist())
+    indptr, indices = [0], []
+    for tok in range(seq.n_tokens):
+        if tok not in first:
+            indices.extend(np.unique(rng.integers(0, E, size=rng.integers(0, max_attrs + 1))))
+        indptr.append(len(indices))
+    values = rng.normal(size=len(indices)) if real else None
+    return seq._replace(edge_indptr=np.array(indptr, dtype=np.int64),
+                        edge_indices=np.array(indices, dtype=np.int32),
+                        edge_values=np.zeros(0) if values is None else values)
 
 
 def expected_features(seq: Sequences, i: int, unary, pair_sum, A: int, K: int) -> np.ndarray:
@@ -80,7 +110,8 @@ def joint(w, seq, i, A, K):
     """All labelings, their feature vectors and probabilities, and log Z."""
     T = int(seq.offsets[i + 1] - seq.offsets[i])
     ys = labelings(T, K)
-    F = np.array([features(seq, i, y, A, K) for y in ys])
+    E = (len(w) - A * K - 3 * K - K * K) // (K * K)
+    F = np.array([features(seq, i, y, A, K, E) for y in ys])
     s = F @ w
     logz = np.logaddexp.reduce(s)
     return ys, F, np.exp(s - logz), logz

@@ -251,7 +251,7 @@ def test_long_sequence_moderate_scores_matches_log_space():
     ws = make_workspace(500, K)
     unary_scores(w, A, K, seq, 0, ws.scores)
     logz_log, _ = _chain_log(ws.scores, 500, K, w, A * K + 3 * K, 0.0, NO_LABELS, 0, ws.alpha,
-                             ws.beta, ws.emit, ws.unary, ws.pair, False)
+                             ws.beta, ws.emit, ws.unary, ws.pair, False, 0)
     assert logz == pytest.approx(logz_log, rel=1e-12)
     np.testing.assert_allclose(un.ravel(), ws.unary[:500 * K], atol=1e-10)
     np.testing.assert_allclose(pa.ravel(), ws.pair[:499 * K * K], atol=1e-10)

@@ -182,7 +182,8 @@ def _one_sequence_rows(rows: np.ndarray):
     return SequenceIndex(np.zeros(2, dtype=np.int64), none, np.zeros(2, dtype=np.int64), none,
                          np.zeros(0), np.zeros(0), np.zeros((0, 0)), none, none,
                          np.array([0, len(rows)], dtype=np.int64),
-                         rows.astype(np.int32), none)
+                         rows.astype(np.int32), none, np.zeros(0, dtype=np.int64), none,
+                         np.zeros(0), np.zeros(0, dtype=np.int64), none, none)
 
 
 def _crossing_buffers(cross_v: np.ndarray, cross_u: np.ndarray, K: int):

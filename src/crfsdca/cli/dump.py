@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     E, B, W = layout.emission(w), layout.bias(w), layout.transition(w)
     write = out.write
     fmt = ("crfsuite (CRFsuite's binary model)" if m.options.get("format") == "crfsuite"
-           else f"{FORMAT} {FORMAT_VERSION}")
+           else f"{FORMAT} {FORMAT_VERSION if m.transition_attributes else 1}")
     write(f"FILEHEADER = {{\n  format: {fmt}\n"
           f"  num_features: {int(np.count_nonzero(w))}\n  num_labels: {len(m.labels)}\n"
           f"  num_attrs: {len(m.attributes)}\n  options: {json.dumps(m.options)}\n"
@@ -37,6 +37,15 @@ def run(args: argparse.Namespace) -> int:
     for k, j in zip(*np.nonzero(W), strict=True):
         write(f"  (1) {m.labels[k]} --> {m.labels[j]}: {W[k, j]:f}\n")
     write("}\n\n")
+    if m.transition_attributes:  # B templates that read the input (version 2)
+        write("TRANSITION_ATTRIBUTES = {\n" + "".join(
+            f"  {i:5d}: {s}\n" for i, s in enumerate(m.transition_attributes)) + "}\n\n")
+        write("TRANSITION_FEATURES = {\n")
+        WB = layout.edges(w)
+        for e, k, j in zip(*np.nonzero(WB), strict=True):
+            write(f"  (2) {m.transition_attributes[e]}: {m.labels[k]} --> {m.labels[j]}: "
+                  f"{WB[e, k, j]:f}\n")
+        write("}\n\n")
     if np.any(B):
         write("BIAS = {\n")
         for k, c in zip(*np.nonzero(B), strict=True):

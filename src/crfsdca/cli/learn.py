@@ -118,7 +118,8 @@ def parse_params(items: list[str]) -> dict:
 def template_params(args, params: dict) -> dict:
     """``params`` with what -c, and -T, set: c2 = 1 / (2 C) (CRF++'s ||w||^2 / (2 C)
     against crfsdca's c2 ||w||^2, both beside the summed losses); with -T, CRF++'s model:
-    every attribute-label pair and every transition, unless -p sets them."""
+    every attribute-label pair and every transition, and the template's B lines that
+    read the input as transition attributes, unless -p sets them."""
     if args.cost is not None:
         if "c2" in params:
             raise ConfigError("-c C and -p c2 set the same thing (c2 = 1 / (2 C)): give one")
@@ -127,8 +128,11 @@ def template_params(args, params: dict) -> dict:
         raise ConfigError("-f needs -T (CRF++'s cut-off on template attributes); for "
                           "CRFsuite files, -p feature.minfreq=N")
     if args.template:
+        from ..data.transitions import TRANSITION_PREFIX  # numpy: when the command runs
+
         params.setdefault("all_possible_states", True)
         params.setdefault("all_possible_transitions", True)
+        params.setdefault("transition_prefix", TRANSITION_PREFIX)
     return params
 
 

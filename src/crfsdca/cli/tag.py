@@ -86,7 +86,9 @@ def run(args: argparse.Namespace) -> int:
         encoded = encode_for(model, inst)
     seq, names = encoded
     decoded = None
-    if args.n_best or args.constraints or args.forbid or args.force:
+    if model.transition_attributes:
+        pred = _transition_labels(args, model, seq)
+    elif args.n_best or args.constraints or args.forbid or args.force:
         decoded = _decode(args, model, seq, names)  # numba's kernels; checks the options
         pred = decoded.labels
     else:
@@ -120,6 +122,23 @@ def run(args: argparse.Namespace) -> int:
                   f"({seq.n_sequences / max(seconds, 1e-9):.1f} [instance/sec])\n")
     out.flush()
     return 0
+
+
+def _transition_labels(args, model, seq):
+    """The Viterbi labels of a model with transition attributes (numba's kernel), or a
+    ConfigError for what such a model does not offer yet."""
+    asked = [flag for flag, given in (("-n", args.n_best), ("-c", args.constraints),
+                                      ("--forbid", args.forbid), ("--force", args.force),
+                                      ("-p", args.probability), ("-i", args.marginal),
+                                      ("-l", args.marginal_all)) if given]
+    from ..errors import ConfigError  # as _decode: loaded when the command runs
+
+    if asked:
+        raise ConfigError(f"{', '.join(asked)}: not supported yet for a model with "
+                          "transition attributes (B templates that read the input)")
+    from ..model.objective import predict as viterbi_labels  # numba, for this model only
+
+    return viterbi_labels(model.weights, seq, len(model.attributes), len(model.labels))
 
 
 def template_instances(template_path: str, text: str, path: str):
@@ -232,7 +251,8 @@ def _forced_column(args, seq, names: list[str], K: int):
 
 
 def _attribute_ids(model) -> dict[str, int]:
-    return {a: i for i, a in enumerate(model.attributes)}
+    """The model's attributes, then its transition attributes, by name."""
+    return {a: i for i, a in enumerate(model.attributes + model.transition_attributes)}
 
 
 def encode_for(model, inst):
@@ -245,6 +265,10 @@ def encode_for(model, inst):
     vocab = Vocabulary()
     vocab.ids = _attribute_ids(model)
     seq = encode(inst.X, inst.y, vocab, labels, grow=False, grow_labels=True).seq
+    if model.transition_attributes:
+        from ..data.transitions import known_split  # numpy alone, for such a model only
+
+        seq = known_split(seq, len(model.attributes), len(model.transition_attributes))
     return seq, labels.strings()
 
 
@@ -272,4 +296,9 @@ def encode_text_for(model, text: str):
                                            strict=True)):
         label_ids[a:b] = _label_ids(flat.labels[a:b], labels, True, i)  # errors name i
     indptr, indices, values = csr_entries(flat.counts, flat.attr_ids, flat.weights)
-    return make_sequences(offsets, label_ids, indptr, indices, values), labels.strings()
+    seq = make_sequences(offsets, label_ids, indptr, indices, values)
+    if model.transition_attributes:
+        from ..data.transitions import known_split  # numpy alone, for such a model only
+
+        seq = known_split(seq, len(model.attributes), len(model.transition_attributes))
+    return seq, labels.strings()

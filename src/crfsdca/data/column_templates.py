@@ -17,7 +17,9 @@ Templates, one per line (CRF++'s syntax; Wapiti's is a superset):
   ``t + row``: ``U01:He/reckons``. Columns count from 0; the label column cannot be read.
 - ``B``: the transitions between consecutive labels, which crfsdca's chain always has.
   A ``B`` line that reads the input (``B01:%x[0,1]``: transitions that depend on the
-  observations) is refused: not supported yet.
+  observations) expands at token t like a ``U`` line, into a transition attribute
+  (named with :data:`~crfsdca.data.transitions.TRANSITION_PREFIX` before it) that scores
+  the transition into t with every pair of labels; at the first token it is dropped.
 - ``# ...`` comments and blank lines are skipped.
 - Beyond the sequence's edges, ``%x`` reads CRF++'s padding tokens ``_B-1``, ``_B-2``...
   before the first token and ``_B+1``, ``_B+2``... after the last (CRF++'s
@@ -47,6 +49,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..errors import DataFormatError
+from .transitions import TRANSITION_PREFIX
 
 DIALECTS = ("crfpp", "wapiti")
 """The template syntaxes read: CRF++'s and Wapiti's."""
@@ -87,24 +90,31 @@ class TemplateLine:
 
 @dataclass(frozen=True)
 class Template:
-    """A parsed template file: its unigram lines, whether it has a ``B`` line, the
-    dialect (``"crfpp"`` or ``"wapiti"``, which fixes the padding tokens) and the file it
-    came from (named in errors)."""
+    """A parsed template file: its unigram lines, whether it has a bare ``B`` line, the
+    dialect (``"crfpp"`` or ``"wapiti"``, which fixes the padding tokens), the file it
+    came from (named in errors) and its ``B`` lines that read the input (transition
+    attributes)."""
 
     unigrams: tuple[TemplateLine, ...]
     bigram: bool
     dialect: str
     path: str = "<template>"
+    transitions: tuple[TemplateLine, ...] = ()
+
+    @property
+    def lines(self) -> tuple[TemplateLine, ...]:
+        """Every line that generates attributes: the unigram lines, then the others."""
+        return self.unigrams + self.transitions
 
     @property
     def max_column(self) -> int:
         """The largest column a ``%x`` reads (-1 when none does)."""
-        return max((m.column for u in self.unigrams for m in u.macros), default=-1)
+        return max((m.column for u in self.lines for m in u.macros), default=-1)
 
     def _column_line(self) -> TemplateLine:
         """The first line that reads :attr:`max_column`."""
         top = self.max_column
-        return next(u for u in self.unigrams if any(m.column == top for m in u.macros))
+        return next(u for u in self.lines if any(m.column == top for m in u.macros))
 
     def check_columns(self, n_columns: int, where: str) -> None:
         """DataFormatError naming the template's line when rows of ``n_columns``
@@ -117,14 +127,17 @@ class Template:
 
     def sequence_attributes(self, rows: Sequence[Sequence[str]]) -> list[list[str]]:
         """The attributes of each token of one sequence of rows (each row its observation
-        columns, without the label), one per unigram line, in the template's order."""
+        columns, without the label), one per unigram line, in the template's order, then
+        one per ``B`` line that reads the input (named with ``TRANSITION_PREFIX``)."""
         T = len(rows)
         if T == 0:
             return []
         columns = list(zip(*rows, strict=True))
         per_line = []
-        for u in self.unigrams:
+        for u in self.lines:
             fmt, macros = _plan(u)
+            if u.kind == "B":
+                fmt = TRANSITION_PREFIX.replace("%", "%%") + fmt
             if not macros:
                 per_line.append([fmt] * T)
                 continue
@@ -223,6 +236,7 @@ def parse_template(text: str, path: str = "<template>", dialect: str | None = No
     if not lines:
         raise DataFormatError(path, "empty template: no U line (attributes) and no B line")
     unigrams: list[TemplateLine] = []
+    transitions: list[TemplateLine] = []
     bigram_line = None
     for number, line in lines:
         kind = line[0].upper() if dialect == "wapiti" else line[0]
@@ -232,25 +246,22 @@ def parse_template(text: str, path: str = "<template>", dialect: str | None = No
                                         f"(a line starts with {expected})", number)
         pieces = _pieces(line, path, number, dialect)
         has_macro = any(isinstance(p, Macro) for p in pieces)
-        if kind in ("B", "*") and has_macro:
-            what = "a B template" if kind == "B" else "a * template (U and B at once)"
-            raise DataFormatError(path, f"{line!r}: {what} that reads the input "
-                                        "(transitions that depend on the observations) "
-                                        "is not supported yet; use U lines and a bare B",
-                                  number)
         if kind in ("U", "*"):
             unigrams.append(TemplateLine("U", number, line, tuple(pieces)))
-        if kind in ("B", "*"):
+        if kind in ("B", "*") and has_macro:  # transitions that read the input
+            transitions.append(TemplateLine("B", number, line, tuple(pieces)))
+        elif kind in ("B", "*"):
             if bigram_line is not None:
                 raise DataFormatError(path, f"{line!r}: a second B line without "
                                             f"observations (the first on line {bigram_line}): "
                                             "crfsdca's chain has one set of transitions",
                                       number)
             bigram_line = number
-    if not unigrams:
+    if not unigrams and not transitions:
         raise DataFormatError(path, "no U line: the template generates no attribute (a B "
                                     "line alone gives the transitions only)", lines[0][0])
-    return Template(tuple(unigrams), bigram_line is not None, dialect, str(path))
+    return Template(tuple(unigrams), bigram_line is not None, dialect, str(path),
+                    tuple(transitions))
 
 
 def _pieces(line: str, path: str, number: int, dialect: str) -> list:

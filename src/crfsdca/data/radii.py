@@ -7,7 +7,9 @@ y_i, to the least frequent label of y_i (ties: smallest id). F counts, for a lab
 - emission E (A x K): tokens t with attribute a active and y_t = k (an attribute active
   at several tokens adds up in its row), each counted with the attribute's value;
 - bias B (K x 3): every token, the first token, the last token, labeled k;
-- transition W (K x K): positions t < T with (y_t, y_{t+1}) = (k, l).
+- transition W (K x K): positions t < T with (y_t, y_{t+1}) = (k, l);
+- W_B (E x K x K), with transition attributes: tokens t > 0 with transition attribute e
+  active and (y_{t-1}, y_t) = (k, l), each counted with its value; y' has (c, c).
 
 With m[a, k] the emission counts of y_i and n[a] = sum_k m[a, k] (those of y' are n[a] in
 column c), the emission part is sum m^2 - sum_a m[a, c]^2 + sum_a (m[a, c] - n[a])^2, and
@@ -64,6 +66,24 @@ def _dense_emission(seq: Sequences, y: np.ndarray, c: np.ndarray, K: int) -> np.
     return out
 
 
+def _attribute_part(s_nz: np.ndarray, a_nz: np.ndarray, lab_nz: np.ndarray, values,
+                    c: np.ndarray, n: int, A: int, L: int) -> np.ndarray:
+    """The share of every R_i of a block of attribute rows over L "labels": entries of
+    sequence ``s_nz``, attribute ``a_nz`` and label ``lab_nz`` (``values``: their weights,
+    None for ones), against the constant label c[i] of each sequence: with m[a, k] the
+    counts of y_i and n[a] their sums, sum m^2 - sum m[a, c]^2 + sum (m[a, c] - n[a])^2,
+    keys (seq, a, k) and (seq, a)."""
+    sa = s_nz * A + a_nz.astype(np.int64)
+    u_sak, m, g_sak, sum_m2 = _grouped_square_sums(sa * L + lab_nz, lambda u: u // (A * L),
+                                                   n, values)
+    u_sa, n_a, _, sum_n2 = _grouped_square_sums(sa, lambda u: u // A, n, values)
+    # entries (seq, a, c_seq): m[a, c] > 0; cross term -2 m[a, c] n[a]
+    at_c = (u_sak % L) == c[g_sak]
+    n_of = n_a[np.searchsorted(u_sa, u_sak[at_c] // L)]
+    cross = np.bincount(g_sak[at_c], weights=(m[at_c] * n_of).astype(np.float64), minlength=n)
+    return sum_m2 + sum_n2 - 2.0 * cross
+
+
 def squared_radii(seq: Sequences, n_labels: int, n_attributes: int) -> np.ndarray:
     """R_i = ||F(x_i, y_i) - F(x_i, y'_i)||^2 for every sequence of ``seq`` (float64, n)."""
     n, K, A = seq.n_sequences, int(n_labels), max(int(n_attributes), 1)
@@ -77,18 +97,14 @@ def squared_radii(seq: Sequences, n_labels: int, n_attributes: int) -> np.ndarra
 
     # --- emission: keys (seq, a, k) and (seq, a)
     tok_of_nz = np.repeat(np.arange(len(y), dtype=np.int64), np.diff(seq.attr_indptr))
-    s_nz = seq_of_tok[tok_of_nz]
-    a_nz = seq.attr_indices.astype(np.int64)
-    sa = s_nz * A + a_nz
-    values = None if seq.binary else seq.attr_values
-    u_sak, m, g_sak, sum_m2 = _grouped_square_sums(sa * K + y[tok_of_nz],
-                                                   lambda u: u // (A * K), n, values)
-    u_sa, n_a, _, sum_n2 = _grouped_square_sums(sa, lambda u: u // A, n, values)
-    # entries (seq, a, c_seq): m[a, c] > 0; cross term -2 m[a, c] n[a]
-    at_c = (u_sak % K) == c[g_sak]
-    n_of = n_a[np.searchsorted(u_sa, u_sak[at_c] // K)]
-    cross = np.bincount(g_sak[at_c], weights=(m[at_c] * n_of).astype(np.float64), minlength=n)
-    emission = sum_m2 + sum_n2 - 2.0 * cross
+    emission = _attribute_part(seq_of_tok[tok_of_nz], seq.attr_indices, y[tok_of_nz],
+                               None if seq.binary else seq.attr_values, c, n, A, K)
+    if seq.has_edges:  # transition attributes: the pair into their token, against (c, c)
+        tok = np.repeat(np.arange(len(y), dtype=np.int64), np.diff(seq.edge_indptr))
+        emission += _attribute_part(
+            seq_of_tok[tok], seq.edge_indices, y[tok - 1] * K + y[tok],
+            seq.edge_values if len(seq.edge_values) else None, c * (K + 1), n,
+            int(seq.edge_indices.max(initial=0)) + 1, K * K)
     if seq.n_dense:
         emission += _dense_emission(seq, y, c, K)
 

@@ -38,6 +38,14 @@ class Sequences(NamedTuple):
     weights: np.ndarray = np.zeros(0)
     dense: np.ndarray = np.zeros((0, 0))
     dense_attr: np.ndarray = np.zeros(0, dtype=np.int32)
+    edge_indptr: np.ndarray = np.zeros(0, dtype=np.int64)
+    edge_indices: np.ndarray = np.zeros(0, dtype=np.int32)
+    edge_values: np.ndarray = np.zeros(0)
+
+    @property
+    def has_edges(self) -> bool:
+        """Whether tokens carry transition attributes (``edge_indptr`` not empty)."""
+        return len(self.edge_indptr) > 0
 
     @property
     def n_sequences(self) -> int:
@@ -81,14 +89,18 @@ NO_WEIGHTS = Sequences._field_defaults["weights"]
 NO_DENSE = Sequences._field_defaults["dense"]
 NO_DENSE_ATTR = Sequences._field_defaults["dense_attr"]
 """The dense block of a split without one."""
+NO_EDGES = (Sequences._field_defaults["edge_indptr"],
+            Sequences._field_defaults["edge_indices"], NO_VALUES)
+"""The transition attributes of a split without any."""
 
 
 def make_sequences(offsets, labels, attr_indptr, attr_indices, attr_values=None,
-                   weights=None, dense=None, dense_attr=None) -> Sequences:
+                   weights=None, dense=None, dense_attr=None, edges=None) -> Sequences:
     """Build a :class:`Sequences` with canonical dtypes and C-contiguous arrays, checking shapes.
 
     ``attr_values`` None (or all ones) gives binary attributes; ``weights`` None (or all
-    ones) unweighted sequences; ``dense`` None (or no column) no dense block.
+    ones) unweighted sequences; ``dense`` None (or no column) no dense block; ``edges``
+    None or (edge_indptr, edge_indices, edge_values or None) the transition attributes.
     """
     values = NO_VALUES if attr_values is None else np.ascontiguousarray(attr_values,
                                                                        dtype=np.float64)
@@ -111,9 +123,22 @@ def make_sequences(offsets, labels, attr_indptr, attr_indices, attr_values=None,
         seq_weights,
         block,
         columns,
+        *_edge_arrays(edges),
     )
     validate_sequences(seq)
     return seq
+
+
+def _edge_arrays(edges) -> tuple:
+    """The canonical (edge_indptr, edge_indices, edge_values) of ``edges`` (None: none)."""
+    if edges is None:
+        return NO_EDGES
+    indptr, indices, values = edges
+    values = NO_VALUES if values is None else np.ascontiguousarray(values, dtype=np.float64)
+    if len(values) and np.all(values == 1.0):
+        values = NO_VALUES
+    return (np.ascontiguousarray(indptr, dtype=np.int64),
+            np.ascontiguousarray(indices, dtype=np.int32), values)
 
 
 def validate_sequences(seq: Sequences, n_labels: int | None = None,
@@ -140,6 +165,8 @@ def validate_sequences(seq: Sequences, n_labels: int | None = None,
         check_sequence_weights(seq.weights, len(off) - 1, "weights", any_positive=False)
     if seq.n_dense:
         _validate_dense(seq, n_attributes)
+    if seq.has_edges:
+        _validate_edges(seq)
     if len(lab) and lab.min() < 0:
         raise ValueError("labels must be non-negative")
     if n_labels is not None and len(lab) and lab.max() >= n_labels:
@@ -165,6 +192,22 @@ def _validate_dense(seq: Sequences, n_attributes: int | None) -> None:
                          "a sparse entry")
     if not np.all(np.isfinite(seq.dense)):
         raise ValueError("dense values must be finite numbers")
+
+
+def _validate_edges(seq: Sequences) -> None:
+    """Raise ValueError if the transition attributes do not fit the split."""
+    ptr, idx, val = seq.edge_indptr, seq.edge_indices, seq.edge_values
+    if len(ptr) != len(seq.labels) + 1 or ptr[0] != 0 or np.any(np.diff(ptr) < 0) \
+            or ptr[-1] != len(idx):
+        raise ValueError("edge_indptr must have N + 1 non-decreasing entries from 0 to the "
+                         "number of edge_indices")
+    if np.any(ptr[seq.offsets[:-1] + 1] != ptr[seq.offsets[:-1]]):
+        raise ValueError("the first token of a sequence has no transition into it: no "
+                         "transition attribute there")
+    if len(idx) and idx.min() < 0:
+        raise ValueError("transition attribute ids must be non-negative")
+    if len(val) and (len(val) != len(idx) or not np.all(np.isfinite(val))):
+        raise ValueError("edge_values must hold a finite number per entry of edge_indices")
 
 
 def check_sequence_weights(weights, n: int, name: str = "sample_weight",
@@ -207,7 +250,17 @@ def subset_sequences(seq: Sequences, stop: int) -> Sequences:
                           seq.attr_indptr[: n_tok + 1], seq.attr_indices[:nnz],
                           None if seq.binary else seq.attr_values[:nnz],
                           seq.weights[:stop] if seq.weighted else None,
-                          seq.dense[:n_tok] if seq.n_dense else None, seq.dense_attr)
+                          seq.dense[:n_tok] if seq.n_dense else None, seq.dense_attr,
+                          _edges_upto(seq, n_tok))
+
+
+def _edges_upto(seq: Sequences, n_tok: int):
+    """The transition attributes of the first ``n_tok`` tokens (None: none)."""
+    if not seq.has_edges:
+        return None
+    m = int(seq.edge_indptr[n_tok])
+    return (seq.edge_indptr[:n_tok + 1], seq.edge_indices[:m],
+            seq.edge_values[:m] if len(seq.edge_values) else None)
 
 
 def join(parts: list[Sequences]) -> Sequences:
@@ -220,6 +273,8 @@ def join(parts: list[Sequences]) -> Sequences:
     many chunks is joined in about its own size, not twice it)."""
     if not parts:
         raise ValueError("no split to join")
+    if any(p.has_edges for p in parts):
+        raise ValueError("join: splits with transition attributes are not joined")
     n = sum(p.n_sequences for p in parts)
     N = sum(p.n_tokens for p in parts)
     nnz = sum(p.nnz for p in parts)

@@ -88,6 +88,11 @@ def _check_writable(model: Model) -> None:
     """ConfigError for what CRFsuite's format cannot hold: bias weights, non-finite
     weights, NUL in a string (CQDB keys are C strings), a string given twice."""
     layout, w = model.layout, model.weights
+    if model.transition_attributes:
+        raise ConfigError(
+            f"CRFsuite's model format has transitions that do not read the input, and this "
+            f"model has {len(model.transition_attributes)} transition attributes (B templates "
+            "with %x): save it in crfsdca's format (model_format='hdf5')")
     bias = layout.bias(w)
     if np.any(bias != 0):
         raise ConfigError(

@@ -8,9 +8,11 @@ The model: one HDF5 file (format ``crfsdca-model``, version 1), written atomical
                               status, epochs, seconds, last log row)
     /vocab/labels      UTF-8 strings (K)   label id -> label
     /vocab/attributes  UTF-8 strings (A)   attribute id -> attribute
+    /vocab/transition_attributes            (version 2, only in a model that has them)
+                       UTF-8 strings (E)   transition attribute id -> its name
     /weights/index     int64 (nnz)         positions of the nonzero weights in the flat
     /weights/value     float64 (nnz)         vector of crfsdca.model.layout (emission A x K,
-                                             bias K x 3, transition K x K)
+                                             bias K x 3, transition K x K, W_B E x K x K)
 
 Only nonzero weights are stored (CRFsuite's default feature set leaves most of A x K at 0).
 Both files start with a header in HDF5's user block that holds the sha256 of the rest
@@ -45,7 +47,9 @@ from .isolated import read_isolated
 from .model import Model
 from .sealed import USERBLOCK, check_seal, seal
 
-FORMAT, FORMAT_VERSION = "crfsdca-model", 1
+FORMAT, FORMAT_VERSION = "crfsdca-model", 2
+"""Version 2 adds /vocab/transition_attributes; a model without them is written as
+version 1, which every earlier reader reads."""
 DUAL_FORMAT, DUAL_FORMAT_VERSION = "crfsdca-dual", 1
 
 
@@ -73,7 +77,8 @@ def write_hdf5_model(path: Path, model: Model) -> Path:
     nz = np.flatnonzero(w)
     strdt = h5py.string_dtype("utf-8")
     with atomic_path(path) as tmp, _sealed(tmp, FORMAT) as f:
-        f.attrs.update(format=FORMAT, format_version=FORMAT_VERSION,
+        f.attrs.update(format=FORMAT,
+                       format_version=FORMAT_VERSION if model.transition_attributes else 1,
                        package_version=__version__, n_attributes=len(model.attributes),
                        n_labels=len(model.labels), dim=len(w), options=_json(model.options),
                        training=_json(model.training), checksum=model.checksum)
@@ -81,6 +86,9 @@ def write_hdf5_model(path: Path, model: Model) -> Path:
         vocab.create_dataset("labels", data=np.array(model.labels, dtype=object), dtype=strdt)
         vocab.create_dataset("attributes", data=np.array(model.attributes, dtype=object),
                              dtype=strdt)
+        if model.transition_attributes:
+            vocab.create_dataset("transition_attributes", dtype=strdt,
+                                 data=np.array(model.transition_attributes, dtype=object))
         g = f.create_group("weights")
         g.create_dataset("index", data=nz.astype(np.int64), compression="gzip")
         g.create_dataset("value", data=w[nz], compression="gzip")
@@ -196,14 +204,17 @@ def _read_model(path: Path) -> Model:
     with _reading(path, FORMAT, FORMAT_VERSION) as f:
         labels = _strings(f, "vocab/labels", path)
         attributes = _strings(f, "vocab/attributes", path)
+        edges = (_strings(f, "vocab/transition_attributes", path)
+                 if "vocab/transition_attributes" in f else [])
         dim = _integer(_attr(f, "dim", path), "dim", path)
         index = _array(f, "weights/index", path)
         value = _array(f, "weights/value", path)
         options = _json_attr(f, "options", path)
         training = _json_attr(f, "training", path)
         checksum = f.attrs.get("checksum")
-    layout = WeightLayout(len(attributes), len(labels))
-    for names, what in ((labels, "label"), (attributes, "attribute")):
+    layout = WeightLayout(len(attributes), len(labels), len(edges))
+    for names, what in ((labels, "label"), (attributes, "attribute"),
+                        (edges, "transition attribute")):
         if len(set(names)) != len(names):
             twice = next(n for n in names if names.count(n) > 1) if len(names) < 10**4 \
                 else "(one of them)"
@@ -222,7 +233,7 @@ def _read_model(path: Path) -> Model:
                  "a damaged file, or a model too large for this machine")
     w = np.zeros(dim)
     w[index] = value
-    model = Model(labels, attributes, w, options, training)
+    model = Model(labels, attributes, w, options, training, edges)
     if checksum is not None and str(checksum) != model.checksum:
         raise DataFormatError(path, "the weights or vocabularies do not match the file's "
                                     "checksum: the file is damaged")

@@ -23,8 +23,12 @@ from ..runtime.threads import run_parallel
 from .chain import chain_divergence, chain_entropy, smoothed_dirac_marginals
 from .features import NO_MASK, soft_threshold
 from .oracle import (
+    NO_LABELS,
+    edge_potentials,
     forward_backward,
     make_decode_workspace,
+    strided_marginals,
+    strided_viterbi,
     transition_offset,
     transition_potentials,
     unary_scores,
@@ -35,6 +39,8 @@ from .passes import workspace as _workspace
 from .stats import (
     add_dense_label_stats,
     add_dense_marginal_stats,
+    add_edge_label_stats,
+    add_edge_marginal_stats,
     add_label_stats,
     add_marginal_stats,
     apply_mask,
@@ -73,6 +79,7 @@ def _weights_from_marginals(mu_unary, mu_pair, n_attr, K, seq, scale, out):
     offsets = seq.offsets
     n = len(offsets) - 1
     dense = len(seq.dense_attr) > 0
+    oe = n_attr * K + 3 * K + K * K
     for i in range(n):
         T = offsets[i + 1] - offsets[i]
         s = scale * sequence_weight(seq, i)
@@ -82,14 +89,20 @@ def _weights_from_marginals(mu_unary, mu_pair, n_attr, K, seq, scale, out):
         if dense:
             add_dense_label_stats(out, s, K, seq, i)
             add_dense_marginal_stats(out, -s, mu_unary, offsets[i] * K, T, K, seq, i)
+        if len(seq.edge_indptr) > 0:
+            add_edge_label_stats(out, s, K, oe, seq, i)
+            add_edge_marginal_stats(out, -s, mu_pair, (offsets[i] - i) * K * K, K, oe, seq,
+                                    i)
 
 
 def weights_from_marginals(mu_unary, mu_pair, seq: Sequences, n_attr: int, n_labels: int,
-                           lam: float, mask: np.ndarray | None = None) -> np.ndarray:
+                           lam: float, mask: np.ndarray | None = None,
+                           n_edges: int = 0) -> np.ndarray:
     """w_hat(mu) = (1/(lam n)) sum_i c_i (F(x_i, y_i) - E_mu_i[F(x_i, .)])  (eq. 16), c_i
-    the sequence weights, restricted to the features of ``mask`` when given."""
+    the sequence weights, restricted to the features of ``mask`` when given (``n_edges``:
+    the model's transition attributes, W_B's rows)."""
     K = n_labels
-    out = aligned_zeros(n_attr * K + 3 * K + K * K)
+    out = aligned_zeros(n_attr * K + 3 * K + K * K + n_edges * K * K)
     _weights_from_marginals(mu_unary, mu_pair, n_attr, K, seq, 1.0 / (lam * seq.n_sequences),
                             out)
     if mask is not None:
@@ -108,11 +121,12 @@ def sequence_entropies(mu_unary, mu_pair, K, offsets, out):
 
 
 def dual_objective(mu_unary, mu_pair, seq: Sequences, n_attr: int, n_labels: int,
-                   lam: float, mask: np.ndarray | None = None, l1: float = 0.0) -> float:
+                   lam: float, mask: np.ndarray | None = None, l1: float = 0.0,
+                   n_edges: int = 0) -> float:
     """D(mu) = -lam/2 ||w||^2 + (1/n) sum_i c_i H~(mu_i), w = S_kappa(w_hat(mu)) the
     weights of the dual point (kappa = l1 / lam; w = w_hat(mu) without L1; ``math.md``
     sections 4 and 8)."""
-    w = weights_from_marginals(mu_unary, mu_pair, seq, n_attr, n_labels, lam, mask)
+    w = weights_from_marginals(mu_unary, mu_pair, seq, n_attr, n_labels, lam, mask, n_edges)
     if l1:
         w = soft_threshold(w, l1 / lam)
     ent = sequence_entropies(mu_unary, mu_pair, n_labels, seq.offsets,
@@ -135,7 +149,12 @@ def _block_gaps(w, mu_unary, mu_pair, n_attr, K, seq, out, ws, bounds, counter, 
             return out
         for i in range(bounds[c], bounds[c + 1]):
             T = unary_scores(w, n_attr, K, seq, i, ws.scores)
-            forward_backward(ws, T, K, tmax, w, n_attr)
+            if len(seq.edge_indptr) > 0:
+                emax = edge_potentials(w, n_attr, K, seq, i, ws.edges, ws.trans)
+                strided_marginals(ws, T, K, ws.edges, 0, emax, 0.0, NO_LABELS, 0, False,
+                                  K * K)
+            else:
+                forward_backward(ws, T, K, tmax, w, n_attr)
             out[i] = sequence_weight(seq, i) * chain_divergence(
                 mu_unary, offsets[i] * K, mu_pair, (offsets[i] - i) * K * K, ws.unary, 0,
                 ws.pair, 0, T, K)
@@ -182,6 +201,10 @@ def _dirac_store(seq, K, c, mu_unary, mu_pair, ws, n_attr, scale, w_hat, entropi
             if len(seq.dense_attr) > 0:
                 add_dense_label_stats(w_hat, s, K, seq, i)
                 add_dense_marginal_stats(w_hat, -s, mu_unary, u0, T, K, seq, i)
+            if len(seq.edge_indptr) > 0:
+                oe = n_attr * K + 3 * K + KK
+                add_edge_label_stats(w_hat, s, K, oe, seq, i)
+                add_edge_marginal_stats(w_hat, -s, mu_pair, p0, K, oe, seq, i)
 
 
 def dirac_marginals(seq: Sequences, n_labels: int, c: float = 10.0, dtype=np.float64,
@@ -204,7 +227,7 @@ def unary_store(n: int, dtype, directory: str | None = None) -> np.ndarray:
 
 def dirac_start(seq: Sequences, n_attr: int, n_labels: int, lam: float,
                 mask: np.ndarray | None = None, c: float = 10.0, dtype=np.float64,
-                directory: str | None = None):
+                directory: str | None = None, n_edges: int = 0):
     """SDCA's start at the smoothed Dirac in one pass: (mu_unary, mu_pair, w_hat(mu),
     H~(mu_i) of every sequence), each as :func:`dirac_marginals`,
     :func:`weights_from_marginals` and :func:`sequence_entropies` give it."""
@@ -212,7 +235,7 @@ def dirac_start(seq: Sequences, n_attr: int, n_labels: int, lam: float,
     nu, npair = store_sizes(seq, K)
     mu_unary = unary_store(nu, dtype, directory)
     mu_pair = stream_empty(npair, dtype, directory)
-    w_hat = aligned_zeros(n_attr * K + 3 * K + K * K)
+    w_hat = aligned_zeros(n_attr * K + 3 * K + K * K + n_edges * K * K)
     entropies = aligned_empty(seq.n_sequences)
     _dirac_store(seq, K, float(c), mu_unary, mu_pair, _workspace(seq, K), n_attr,
                  1.0 / (lam * seq.n_sequences), w_hat, entropies)
@@ -229,7 +252,12 @@ def _predict(w, n_attr, K, seq, out, ws, bounds, counter, locks):
             return out
         for i in range(bounds[c], bounds[c + 1]):
             T = unary_scores(w, n_attr, K, seq, i, ws.scores)
-            viterbi(ws.scores, T, K, w, n_attr, ws.emit, ws.back, ws.path)
+            if len(seq.edge_indptr) > 0:
+                edge_potentials(w, n_attr, K, seq, i, ws.edges, ws.trans)
+                strided_viterbi(ws.scores, T, K, ws.edges, 0, K * K, ws.emit, ws.back,
+                                ws.path)
+            else:
+                viterbi(ws.scores, T, K, w, n_attr, ws.emit, ws.back, ws.path)
             start = seq.offsets[i]
             for t in range(T):
                 out[start + t] = ws.path[t]
@@ -242,7 +270,8 @@ def predict(w, seq: Sequences, n_attr: int, n_labels: int, threads: int = 1) -> 
     counter, locks = claims()
     T = int(np.max(seq.lengths()))
     run_parallel([(lambda: _predict(w, n_attr, n_labels, seq, out,
-                                    make_decode_workspace(T, n_labels), bounds, counter,
+                                    make_decode_workspace(T, n_labels, seq.has_edges),
+                                    bounds, counter,
                                     locks))
                   for _ in range(threads)])
     return out

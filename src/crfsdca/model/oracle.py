@@ -6,6 +6,12 @@ nothing per iteration. It holds token-major arrays for a sequence of length T:
 ``pair[t*K*K + k*K + l] = p(y_t = k, y_{t+1} = l)`` for the T - 1 edges, and
 ``trans`` = exp(W - max W) of the transition log-potentials W.
 
+A model with transition attributes (:mod:`crfsdca.data.transitions`) has a K x K table of
+log-potentials per edge, G_t = W + sum_e x_{t,e} W_B[e] (:func:`edge_potentials`, into the
+workspace's ``edges``, and ``trans`` one table per edge). The recursions read the table of
+edge t at ``t * stride``: ``stride`` = K*K there, 0 for the one shared W (the same
+arithmetic as before there was a stride, so the same bits).
+
 One recursion serves every chain the package solves (:func:`chain_marginals`): the
 model's (unary scores and transition weights of w), OEG's dual chains and the smoothed
 Dirac start (``math.md`` section 5.1), which add a log-potential ``bonus`` on the gold
@@ -48,38 +54,45 @@ class Workspace(NamedTuple):
     pair: np.ndarray  # (T-1)*K*K pairwise marginals
     path: np.ndarray  # T int32 Viterbi labels
     back: np.ndarray  # T*K int32 Viterbi back-pointers
+    edges: np.ndarray = np.zeros(0)  # (T-1)*K*K per-edge log-potentials G (models with
+    #                                  transition attributes; empty otherwise)
 
 
-def make_workspace(max_len: int, n_labels: int) -> Workspace:
-    """Allocate the scratch buffers for sequences up to ``max_len`` tokens."""
+def make_workspace(max_len: int, n_labels: int, edges: bool = False) -> Workspace:
+    """Allocate the scratch buffers for sequences up to ``max_len`` tokens (``edges``: of
+    a model with transition attributes, a table per edge)."""
     T, K = max(int(max_len), 1), int(n_labels)
+    per_edge = max(T - 1, 1) if edges else 1
     return Workspace(
         scores=aligned_zeros(T * K),
         emit=aligned_zeros(T * K),
         alpha=aligned_zeros(T * K),
         beta=aligned_zeros(T * K),
         scale=aligned_zeros(T),
-        trans=aligned_zeros(K * K),
+        trans=aligned_zeros(per_edge * K * K),
         unary=aligned_zeros(T * K),
         pair=aligned_zeros(max(T - 1, 1) * K * K),
         path=np.zeros(T, dtype=np.int32),
         back=np.zeros(T * K, dtype=np.int32),
+        edges=aligned_zeros(per_edge * K * K) if edges else aligned_zeros(0),
     )
 
 
 _NONE = aligned_zeros(0)
 
 
-def make_decode_workspace(max_len: int, n_labels: int) -> Workspace:
+def make_decode_workspace(max_len: int, n_labels: int, edges: bool = False) -> Workspace:
     """A :class:`Workspace` with only what :func:`viterbi` uses after :func:`unary_scores`
     (``scores``, ``emit`` as its 2K-entry ``delta``, ``back``, ``path``), uninitialized; the
     other fields are empty. A one-sentence prediction then allocates 4 arrays instead of
-    10, the largest of them T*K*K zeros."""
+    10, the largest of them T*K*K zeros (with ``edges``, also the per-edge log-potentials
+    G)."""
     T, K = max(int(max_len), 1), int(n_labels)
     return Workspace(
         scores=aligned_empty(T * K), emit=aligned_empty(2 * K), alpha=_NONE, beta=_NONE,
         scale=_NONE, trans=_NONE, unary=_NONE, pair=_NONE,
-        path=np.empty(T, dtype=np.int32), back=np.empty(T * K, dtype=np.int32))
+        path=np.empty(T, dtype=np.int32), back=np.empty(T * K, dtype=np.int32),
+        edges=aligned_empty(max(T - 1, 1) * K * K) if edges else _NONE)
 
 
 @njit(inline="always", **NJIT)
@@ -234,11 +247,12 @@ def transition_potentials(tw, ow, K, trans):
 
 
 @njit(**NJIT_FAST)
-def _forward(scores, T, K, trans, trans_max, emit, alpha, scale, e1, labels, start):
+def _forward(scores, T, K, trans, trans_max, emit, alpha, scale, e1, labels, start, stride):
     """Scaled forward pass; returns log Z, or NaN if a scale factor left the safe range.
 
     ``e1`` = exp(bonus) - 1 multiplies in the bonus of the gold transition of each edge
-    (labels[start + t - 1], labels[start + t]); 0 for no bonus.
+    (labels[start + t - 1], labels[start + t]); 0 for no bonus. Edge t - 1's table is
+    ``trans[(t - 1) * stride:]``.
     """
     logz = (T - 1) * trans_max
     for t in range(T):
@@ -259,15 +273,16 @@ def _forward(scores, T, K, trans, trans_max, emit, alpha, scale, e1, labels, sta
             a_prev = alpha[(t - 1) * K:t * K]
             for k in range(K):
                 a[k] = 0.0
+            table = trans[(t - 1) * stride:(t - 1) * stride + K * K]
             for k in range(K):
                 ak = a_prev[k]
-                tr = trans[k * K:(k + 1) * K]
+                tr = table[k * K:(k + 1) * K]
                 for l in range(K):
                     a[l] += ak * tr[l]
             if e1 != 0.0:
                 ya = labels[start + t - 1]
                 yb = labels[start + t]
-                a[yb] += a_prev[ya] * trans[ya * K + yb] * e1
+                a[yb] += a_prev[ya] * table[ya * K + yb] * e1
             e = emit[t * K:(t + 1) * K]
             for k in range(K):
                 a[k] *= e[k]
@@ -300,10 +315,11 @@ def logsumexp(x, start, stop):
 
 @njit(**NJIT)
 def _chain_log(scores, T, K, tw, ow, bonus, labels, start, alpha, beta, tmp, unary, pair,
-               sum_pairs):
+               sum_pairs, stride):
     """:func:`chain_marginals` in log space (slow, exact at any scale).
 
-    ``alpha``/``beta`` receive log messages; ``tmp`` is a K-sized scratch buffer.
+    ``alpha``/``beta`` receive log messages; ``tmp`` is a K-sized scratch buffer; edge t's
+    log-potentials are ``tw[ow + t * stride:]``.
     """
     KK = K * K
     for k in range(K):
@@ -313,7 +329,7 @@ def _chain_log(scores, T, K, tw, ow, bonus, labels, start, alpha, beta, tmp, una
         for l in range(K):
             for k in range(K):
                 b = bonus if k * K + l == gold else 0.0
-                tmp[k] = alpha[(t - 1) * K + k] + tw[ow + k * K + l] + b
+                tmp[k] = alpha[(t - 1) * K + k] + tw[ow + (t - 1) * stride + k * K + l] + b
             alpha[t * K + l] = logsumexp(tmp, 0, K) + scores[t * K + l]
     logz = logsumexp(alpha, (T - 1) * K, T * K)
     for k in range(K):
@@ -323,7 +339,8 @@ def _chain_log(scores, T, K, tw, ow, bonus, labels, start, alpha, beta, tmp, una
         for k in range(K):
             for l in range(K):
                 b = bonus if k * K + l == gold else 0.0
-                tmp[l] = tw[ow + k * K + l] + b + scores[(t + 1) * K + l] + beta[(t + 1) * K + l]
+                tmp[l] = (tw[ow + t * stride + k * K + l] + b + scores[(t + 1) * K + l]
+                          + beta[(t + 1) * K + l])
             beta[t * K + k] = logsumexp(tmp, 0, K)
     for j in range(T * K):
         unary[j] = np.exp(alpha[j] + beta[j] - logz)
@@ -337,8 +354,8 @@ def _chain_log(scores, T, K, tw, ow, bonus, labels, start, alpha, beta, tmp, una
         for k in range(K):
             for l in range(K):
                 b = bonus if k * K + l == gold else 0.0
-                x = np.exp(alpha[t * K + k] + tw[ow + k * K + l] + b + scores[(t + 1) * K + l]
-                           + beta[(t + 1) * K + l] - logz)
+                x = np.exp(alpha[t * K + k] + tw[ow + t * stride + k * K + l] + b
+                           + scores[(t + 1) * K + l] + beta[(t + 1) * K + l] - logz)
                 if sum_pairs:
                     pair[prow + k * K + l] += x
                 else:
@@ -366,7 +383,7 @@ def sum_products(a, a0, b, b0, n):
 
 @njit(**NJIT_FAST)
 def _chain_scaled(scores, T, K, trans, trans_max, emit, alpha, beta, scale, unary, pair, e1,
-                  labels, start, sum_pairs):
+                  labels, start, sum_pairs, stride):
     """The scaled forward-backward alone; returns (log Z, gold mass), log Z = NaN if it
     left the safe range.
 
@@ -376,7 +393,8 @@ def _chain_scaled(scores, T, K, trans, trans_max, emit, alpha, beta, scale, unar
     p(y_t = k, y_{t+1} = l) = a_t(k) exp(W[k, l] - max W) g_{t+1}(l) (times exp(bonus)
     on the gold transition).
     """
-    logz = _forward(scores, T, K, trans, trans_max, emit, alpha, scale, e1, labels, start)
+    logz = _forward(scores, T, K, trans, trans_max, emit, alpha, scale, e1, labels, start,
+                    stride)
     if logz != logz:
         return logz, 0.0
     KK = K * K
@@ -400,10 +418,11 @@ def _chain_scaled(scores, T, K, trans, trans_max, emit, alpha, beta, scale, unar
             g[l] = g[l] * b_next[l] * inv
         prow = 0 if sum_pairs else t * KK
         table = pair[prow:prow + KK]
+        edge = trans[t * stride:t * stride + KK]
         for k in range(K):
             ak = alpha[row + k]
             mrow = k * K
-            tr = trans[mrow:mrow + K]
+            tr = edge[mrow:mrow + K]
             out = table[mrow:mrow + K]
             # the sum in a loop of its own: see sum_products
             s = sum_products(tr, 0, g, 0, K)
@@ -419,7 +438,7 @@ def _chain_scaled(scores, T, K, trans, trans_max, emit, alpha, beta, scale, unar
         if e1 != 0.0:
             ya = labels[start + t]
             yb = labels[start + t + 1]
-            x = trans[ya * K + yb] * emit[nxt + yb]
+            x = edge[ya * K + yb] * emit[nxt + yb]
             beta[row + ya] += x * e1
             pair[prow + ya * K + yb] += alpha[row + ya] * x * e1
             true_mass += alpha[row + ya] * x * (e1 + 1.0)
@@ -432,6 +451,13 @@ def _chain_scaled(scores, T, K, trans, trans_max, emit, alpha, beta, scale, unar
 
 @njit(**NJIT)
 def chain_marginals(ws, T, K, tw, ow, trans_max, bonus, labels, start, sum_pairs):
+    """:func:`strided_marginals` of the one transition table ``tw[ow:ow + K*K]``."""
+    return strided_marginals(ws, T, K, tw, ow, trans_max, bonus, labels, start, sum_pairs, 0)
+
+
+@njit(**NJIT)
+def strided_marginals(ws, T, K, tw, ow, trans_max, bonus, labels, start, sum_pairs,
+                      stride):
     """Marginals of the chain with unary log-potentials ``ws.scores[:T*K]``, transition
     log-potentials W = ``tw[ow:ow + K*K]`` (``ws.trans`` = exp(W - trans_max) already, from
     :func:`transition_potentials`) and a log-potential ``bonus`` on the gold transition
@@ -441,14 +467,16 @@ def chain_marginals(ws, T, K, tw, ow, trans_max, bonus, labels, start, sum_pairs
     ``ws.pair``, per edge, or summed over the edges into ``ws.pair[:K*K]`` if
     ``sum_pairs``. Returns (log Z, sum over edges of the gold transition's probability).
     Scaled recursion, redone in log space if a scale factor under- or overflows.
+    Edge t's table is at ``t * stride`` in ``tw[ow:]`` and in ``ws.trans``
+    (:func:`edge_potentials` writes both with ``stride`` = K*K; 0: one table).
     """
     e1 = np.expm1(bonus) if bonus != 0.0 else 0.0
     logz, true_mass = _chain_scaled(ws.scores, T, K, ws.trans, trans_max, ws.emit, ws.alpha,
                                     ws.beta, ws.scale, ws.unary, ws.pair, e1, labels, start,
-                                    sum_pairs)
+                                    sum_pairs, stride)
     if logz != logz:
         return _chain_log(ws.scores, T, K, tw, ow, bonus, labels, start, ws.alpha, ws.beta,
-                          ws.emit, ws.unary, ws.pair, sum_pairs)
+                          ws.emit, ws.unary, ws.pair, sum_pairs, stride)
     return logz, true_mass
 
 
@@ -465,16 +493,30 @@ def forward_backward(ws, T, K, trans_max, w, n_attr):
 def forward_logz(ws, T, K, trans_max, tw, ow):
     """log Z alone (one forward pass) of the chain of ``ws.scores`` and the transition
     log-potentials ``tw[ow:]``, falling back to log space like :func:`chain_marginals`."""
+    return strided_logz(ws, T, K, trans_max, tw, ow, 0)
+
+
+@njit(**NJIT_FAST)
+def strided_logz(ws, T, K, trans_max, tw, ow, stride):
+    """:func:`forward_logz` with edge t's table at ``t * stride`` (as
+    :func:`strided_marginals`)."""
     logz = _forward(ws.scores, T, K, ws.trans, trans_max, ws.emit, ws.alpha, ws.scale, 0.0,
-                    NO_LABELS, 0)
+                    NO_LABELS, 0, stride)
     if logz != logz:
         return _chain_log(ws.scores, T, K, tw, ow, 0.0, NO_LABELS, 0, ws.alpha, ws.beta,
-                          ws.emit, ws.unary, ws.pair, False)[0]
+                          ws.emit, ws.unary, ws.pair, False, stride)[0]
     return logz
 
 
 @njit(**NJIT)
 def viterbi(scores, T, K, w, n_attr, delta, back, path):
+    """:func:`strided_viterbi` of the model's one transition table."""
+    return strided_viterbi(scores, T, K, w, transition_offset(n_attr, K), 0, delta, back,
+                           path)
+
+
+@njit(**NJIT)
+def strided_viterbi(scores, T, K, tw, ow, stride, delta, back, path):
     """MAP labeling of the sequence into ``path[:T]``; returns its score.
 
     ``delta`` needs 2*K entries, ``back`` T*K. Ties go to the smallest label: for each
@@ -489,8 +531,9 @@ def viterbi(scores, T, K, w, n_attr, delta, back, path):
     serial chain of compares and unpredictable branches (3x slower on CoNLL-2000,
     K = 22), and LLVM does not vectorize that argmax even over a transposed, contiguous
     transition matrix (slower still).
+
+    The transition log-potentials of edge t (into token t + 1) are ``tw[ow + t * stride:]``.
     """
-    ow = transition_offset(n_attr, K)
     for k in range(K):
         delta[k] = scores[k]
     cur = 0
@@ -502,9 +545,10 @@ def viterbi(scores, T, K, w, n_attr, delta, back, path):
         for l in range(K):
             best[l] = -np.inf
             arg[l] = 0
+        e0 = ow + (t - 1) * stride
         for k in range(K):
             dk = prev[k]
-            row = w[ow + k * K:ow + (k + 1) * K]
+            row = tw[e0 + k * K:e0 + (k + 1) * K]
             for l in range(K):
                 v = dk + row[l]
                 if v > best[l]:
@@ -530,21 +574,74 @@ def viterbi(scores, T, K, w, n_attr, delta, back, path):
 @njit(**NJIT)
 def labeling_score(scores, T, K, w, n_attr, labels, start):
     """score(x, y) of the labeling ``labels[start:start+T]`` given the unary scores."""
-    ow = transition_offset(n_attr, K)
+    return strided_labeling_score(scores, T, K, w, transition_offset(n_attr, K), 0, labels,
+                                  start)
+
+
+@njit(**NJIT)
+def strided_labeling_score(scores, T, K, tw, ow, stride, labels, start):
+    """:func:`labeling_score` with edge t's log-potentials at ``tw[ow + t * stride:]``."""
     s = 0.0
     for t in range(T):
         s += scores[t * K + labels[start + t]]
     for t in range(T - 1):
-        s += w[ow + labels[start + t] * K + labels[start + t + 1]]
+        s += tw[ow + t * stride + labels[start + t] * K + labels[start + t + 1]]
     return s
+
+
+@njit(**NJIT)
+def edge_potentials(w, n_attr, K, seq, i, G, trans):
+    """The log-potentials G_t = W + sum_e x_{t+1,e} W_B[e] of the T - 1 edges of sequence
+    i (edge t into token t + 1, its transition attributes ``seq.edge_*``) into
+    ``G[t*K*K:]``, exp(G - max G) into ``trans`` likewise (unless ``trans`` is empty: for
+    Viterbi); returns max G (over every edge: an edge far below it underflows the scaled
+    recursion, which is then redone in log space). The attributes add in the CSR's order,
+    each table from W."""
+    KK = K * K
+    ow = transition_offset(n_attr, K)
+    oe = ow + KK
+    W = w[ow:ow + KK]
+    start = seq.offsets[i]
+    T = seq.offsets[i + 1] - start
+    real = len(seq.edge_values) > 0
+    mx = -np.inf
+    for t in range(T - 1):
+        g = G[t * KK:(t + 1) * KK]
+        for j in range(KK):
+            g[j] = W[j]
+        tok = start + t + 1
+        for p in range(seq.edge_indptr[tok], seq.edge_indptr[tok + 1]):
+            b = oe + seq.edge_indices[p] * KK
+            wb = w[b:b + KK]
+            if real:
+                v = seq.edge_values[p]
+                for j in range(KK):
+                    g[j] += v * wb[j]
+            else:
+                for j in range(KK):
+                    g[j] += wb[j]
+        for j in range(KK):
+            mx = max(mx, g[j])
+    if T == 1:
+        return 0.0  # no edge: (T - 1) max G is 0
+    if len(trans) == 0:
+        return mx
+    for j in range((T - 1) * KK):
+        trans[j] = fexp(G[j] - mx)
+    return mx
 
 
 def sequence_marginals(w, n_attr, K, seq, i):
     """log Z, unary (T, K) and pairwise (T-1, K, K) marginals of sequence i (allocating)."""
     T = int(seq.offsets[i + 1] - seq.offsets[i])
-    ws = make_workspace(T, K)
+    ws = make_workspace(T, K, edges=seq.has_edges)
     unary_scores(w, n_attr, K, seq, i, ws.scores)
-    tmax = transition_potentials(w, transition_offset(n_attr, K), K, ws.trans)
-    logz = forward_backward(ws, T, K, tmax, w, n_attr)
+    if seq.has_edges:
+        tmax = edge_potentials(w, n_attr, K, seq, i, ws.edges, ws.trans)
+        logz = strided_marginals(ws, T, K, ws.edges, 0, tmax, 0.0, NO_LABELS, 0, False,
+                                 K * K)[0]
+    else:
+        tmax = transition_potentials(w, transition_offset(n_attr, K), K, ws.trans)
+        logz = forward_backward(ws, T, K, tmax, w, n_attr)
     return (logz, ws.unary[: T * K].reshape(T, K).copy(),
             ws.pair[: (T - 1) * K * K].reshape(T - 1, K, K).copy())

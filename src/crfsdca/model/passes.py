@@ -22,6 +22,10 @@ gradient of the weights' size of its own (CoNLL-2000 has 7.4 million weights):
    feature mask); a dense block's rows likewise over every token, its columns cut among
    the threads; the bias and transition entries add the chunks' rows in chunk order.
 
+A split with transition attributes (:mod:`crfsdca.data.transitions`) keeps each edge's
+pairwise marginals, which its W_B rows read; its gradient runs on one thread
+(:func:`_serial_gradient`), its loss on all.
+
 One thread runs both in one loop (:func:`_serial_gradient`): a sequence's entries go
 into their rows as soon as its G is known, the same sums in the same order, without the
 N x K table. One thread also adds the losses in sequence order and ||w||^2 in
@@ -41,9 +45,13 @@ from ..runtime.threads import run_parallel
 from .oracle import (
     NO_LABELS,
     chain_marginals,
+    edge_potentials,
     forward_logz,
     labeling_score,
     make_workspace,
+    strided_labeling_score,
+    strided_logz,
+    strided_marginals,
     transition_offset,
     transition_potentials,
     unary_scores,
@@ -94,7 +102,7 @@ def claim(counter, locks):
 
 def workspace(seq: Sequences, n_labels: int):
     """An oracle workspace for the longest sequence of a split."""
-    return make_workspace(int(np.max(seq.lengths())), n_labels)
+    return make_workspace(int(np.max(seq.lengths())), n_labels, edges=seq.has_edges)
 
 
 class Buckets(NamedTuple):
@@ -158,6 +166,13 @@ def _loss_chunks(w, n_attr, K, seq, bounds, ws, losses, counter, locks):
                 losses[i] = 0.0
                 continue
             T = unary_scores(w, n_attr, K, seq, i, ws.scores)
+            if len(seq.edge_indptr) > 0:
+                emax = edge_potentials(w, n_attr, K, seq, i, ws.edges, ws.trans)
+                logz = strided_logz(ws, T, K, emax, ws.edges, 0, K * K)
+                score = strided_labeling_score(ws.scores, T, K, ws.edges, 0, K * K,
+                                               seq.labels, seq.offsets[i])
+                losses[i] = weight * (logz - score)
+                continue
             logz = forward_logz(ws, T, K, tmax, w, ow)
             losses[i] = weight * (logz - labeling_score(ws.scores, T, K, w, n_attr,
                                                          seq.labels, seq.offsets[i]))
@@ -305,6 +320,38 @@ def _dense_rows(G, K, seq, d0, d1, w, lam, n, mask, out):
 
 
 @njit(**NJIT)
+def _edge_chain(w, n_attr, K, seq, i, ws, weight, out):
+    """log Z and score(x_i, y_i) of sequence i of a split with transition attributes, its
+    unary marginals in ``ws.unary`` and its pairwise ones summed over the edges in
+    ``ws.pair[:K*K]``; the edges' W_B rows of c_i (E_nu[F] - F(x_i, y_i)) added into
+    ``out`` on the way (each edge's attributes in turn, in token order)."""
+    KK = K * K
+    oe = transition_offset(n_attr, K) + KK
+    start = seq.offsets[i]
+    T = seq.offsets[i + 1] - start
+    real = len(seq.edge_values) > 0
+    emax = edge_potentials(w, n_attr, K, seq, i, ws.edges, ws.trans)
+    logz = strided_marginals(ws, T, K, ws.edges, 0, emax, 0.0, NO_LABELS, 0, False, KK)[0]
+    score = strided_labeling_score(ws.scores, T, K, ws.edges, 0, KK, seq.labels, start)
+    for t in range(T - 1):
+        pt = ws.pair[t * KK:(t + 1) * KK]
+        tok = start + t + 1
+        gold = seq.labels[tok - 1] * K + seq.labels[tok]
+        for p in range(seq.edge_indptr[tok], seq.edge_indptr[tok + 1]):
+            v = weight * (seq.edge_values[p] if real else 1.0)
+            row = out[oe + seq.edge_indices[p] * KK:oe + (seq.edge_indices[p] + 1) * KK]
+            for j in range(KK):
+                row[j] += v * pt[j]
+            row[gold] -= v
+    first = ws.pair[:KK]
+    for t in range(1, T - 1):
+        pt = ws.pair[t * KK:(t + 1) * KK]
+        for j in range(KK):
+            first[j] += pt[j]
+    return logz, score
+
+
+@njit(**NJIT)
 def _serial_gradient(w, n_attr, K, seq, bounds, ws, g, losses, small, lam, n, mask, out):
     """Both phases on one thread without G: each sequence's entries added into their rows
     as soon as its g is known. The same sums in the same order as the two phases
@@ -316,7 +363,10 @@ def _serial_gradient(w, n_attr, K, seq, bounds, ws, g, losses, small, lam, n, ma
     real = len(values) > 0
     labels = seq.labels
     dense = len(seq.dense_attr) > 0
+    edges = len(seq.edge_indptr) > 0
+    oe = ow + K * K
     _zero(out, 0, n_attr * K)
+    _zero(out, oe, len(out))
     for c in range(len(bounds) - 1):
         part = small[c]
         for j in range(len(part)):
@@ -329,9 +379,13 @@ def _serial_gradient(w, n_attr, K, seq, bounds, ws, g, losses, small, lam, n, ma
                 losses[i] = 0.0
                 continue
             unary_scores(w, n_attr, K, seq, i, ws.scores)
-            logz = chain_marginals(ws, T, K, w, ow, tmax, 0.0, NO_LABELS, 0, True)[0]
-            losses[i] = weight * (logz - labeling_score(ws.scores, T, K, w, n_attr, labels,
-                                                         start))
+            if edges:
+                logz, score = _edge_chain(w, n_attr, K, seq, i, ws, weight, out)
+                losses[i] = weight * (logz - score)
+            else:
+                logz = chain_marginals(ws, T, K, w, ow, tmax, 0.0, NO_LABELS, 0, True)[0]
+                losses[i] = weight * (logz - labeling_score(ws.scores, T, K, w, n_attr,
+                                                             labels, start))
             _sequence_statistics(ws, g, weight, labels, start, T, K, part[:3 * K],
                                  part[3 * K:])
             for t in range(T):
@@ -344,6 +398,7 @@ def _serial_gradient(w, n_attr, K, seq, bounds, ws, g, losses, small, lam, n, ma
                                 len(seq.dense_attr))
     _finish_rows(out, 0, n_attr * K, w, lam, n, mask)
     _small_rows(small, w, n_attr * K, lam, n, mask, out)
+    _finish_rows(out, oe, len(out), w, lam, n, mask)
 
 
 @njit(**NJIT)
@@ -419,6 +474,8 @@ def gradient_pass(w, seq: Sequences, n_attr: int, K: int, lam: float, want_grad:
                   into: np.ndarray | None):
     """(P(w) without its L1 term, grad P(w) restricted to ``mask`` (empty: none) in
     ``into`` or a new array, or None without ``want_grad``), on ``threads`` threads."""
+    if want_grad and seq.has_edges:
+        threads = 1  # the W_B rows are summed on one thread (the module's docstring)
     b = (buffers or SlotBuffers()).get(seq, n_attr, K, threads, want_grad)
     n = seq.n_sequences
     if want_grad and threads == 1:

@@ -9,6 +9,10 @@ weighted by the token's row of the dense matrix, are added by functions of their
 only for a split that has one, so that the sparse functions compile as without it (their
 code had grown by a dense branch never taken, and a gradient pass took 5-10% longer).
 
+A split with transition attributes (:mod:`crfsdca.data.transitions`) needs each edge's
+pairwise marginals for its W_B rows: :func:`add_edge_label_stats` and
+:func:`add_edge_marginal_stats`, called besides the others for such a split only.
+
 The feature mask (uint8 per weight, 1 = a feature; empty: every weight is one,
 :mod:`crfsdca.model.features`) restricts such vectors: :func:`apply_mask` a dense one,
 :func:`mask_direction` the sparse directions of the stochastic solvers (SDCA's primal
@@ -128,6 +132,37 @@ def add_label_stats(out, scale, K, n_attr, seq, i):
     out[ob + 3 * labels[start + T - 1] + 2] += scale
     for t in range(T - 1):
         out[ow + labels[start + t] * K + labels[start + t + 1]] += scale
+
+
+@njit(**NJIT)
+def add_edge_label_stats(out, scale, K, oe, seq, i):
+    """out's W_B rows (from ``oe``) += scale * their part of F(x_i, y_i): each transition
+    attribute e of token t > 0, of value x, adds x on (y_{t-1}, y_t) of row e."""
+    KK = K * K
+    start = seq.offsets[i]
+    real = len(seq.edge_values) > 0
+    for tok in range(start + 1, seq.offsets[i + 1]):
+        pair = seq.labels[tok - 1] * K + seq.labels[tok]
+        for p in range(seq.edge_indptr[tok], seq.edge_indptr[tok + 1]):
+            x = scale * seq.edge_values[p] if real else scale
+            out[oe + seq.edge_indices[p] * KK + pair] += x
+
+
+@njit(**NJIT)
+def add_edge_marginal_stats(out, scale, pair, p0, K, oe, seq, i):
+    """out's W_B rows (from ``oe``) += scale * their part of Phi_i(mu): each transition
+    attribute e of token t > 0, of value x, adds x times the pairwise marginals of the
+    edge into t (``pair[p0 + (t - 1) K^2:]``, t counted in the sequence) to row e."""
+    KK = K * K
+    start = seq.offsets[i]
+    real = len(seq.edge_values) > 0
+    for tok in range(start + 1, seq.offsets[i + 1]):
+        table = pair[p0 + (tok - start - 1) * KK:p0 + (tok - start) * KK]
+        for p in range(seq.edge_indptr[tok], seq.edge_indptr[tok + 1]):
+            x = scale * seq.edge_values[p] if real else scale
+            row = out[oe + seq.edge_indices[p] * KK:oe + (seq.edge_indices[p] + 1) * KK]
+            for j in range(KK):
+                row[j] += x * table[j]
 
 
 @njit(inline="always", **NJIT)

@@ -50,10 +50,11 @@ class DataSizes:
     test_N: int = 0
     test_nnz: int = 0
     features: int = 0  # weights of the feature set (0: all of them, the paper's model)
+    E: int = 0  # transition attributes (W_B's rows, K x K each)
 
     @property
     def dim(self) -> int:
-        return self.A * self.K + 3 * self.K + self.K * self.K
+        return self.A * self.K + 3 * self.K + self.K * self.K + self.E * self.K * self.K
 
     @property
     def feature_dim(self) -> int:
@@ -67,7 +68,8 @@ class DataSizes:
         mask = problem.feature_mask
         return cls(t.n_sequences, t.n_tokens, problem.n_labels, problem.n_attributes, t.nnz,
                    test.n_tokens if test is not None else 0, test.nnz if test is not None else 0,
-                   0 if mask is None or mask.all() else int(mask.sum()))
+                   0 if mask is None or mask.all() else int(mask.sum()),
+                   problem.n_transition_attributes)
 
     @classmethod
     def of_file(cls, path: str | os.PathLike) -> DataSizes:

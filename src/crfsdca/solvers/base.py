@@ -51,6 +51,7 @@ class Problem:
     label_names: tuple[str, ...] | None = None
     feature_mask: np.ndarray | None = None
     l1: float = 0.0
+    n_transition_attributes: int = 0  # E, W_B's rows (:mod:`crfsdca.data.transitions`)
 
     @property
     def kappa(self) -> float:
@@ -77,7 +78,7 @@ class Problem:
 
     @property
     def layout(self) -> WeightLayout:
-        return WeightLayout(self.n_attributes, self.n_labels)
+        return WeightLayout(self.n_attributes, self.n_labels, self.n_transition_attributes)
 
     @property
     def dim(self) -> int:
@@ -131,6 +132,9 @@ class Solver(ABC):
         if problem.train.n_dense and not (caps and caps.supports_dense):
             raise ConfigError(f"{self.name} does not read array attributes (a dense block): "
                               f"use {_able('supports_dense')}")
+        if problem.train.has_edges and not (caps and caps.supports_edges):
+            raise ConfigError(f"{self.name} does not train transition attributes (B "
+                              f"templates that read the input): use {_able('supports_edges')}")
         threaded = caps is not None and caps.supports_threads
         if threads is not None and check_threads(threads) > 1 and not threaded:
             raise ConfigError(f"{self.name} runs on one thread: use "

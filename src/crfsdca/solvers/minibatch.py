@@ -45,6 +45,7 @@ from .sdca_kernel import (
     _direction,
     _gap,
     _oracle,
+    _stride,
     _update,
 )
 from .sdca_linesearch import Block, l1_split, line_search
@@ -85,6 +86,7 @@ class StepBuffers(NamedTuple):
     pair: np.ndarray
     path: np.ndarray
     back: np.ndarray
+    edges: np.ndarray
     v_emission: np.ndarray
     v_bias: np.ndarray
     v_trans: np.ndarray
@@ -92,6 +94,7 @@ class StepBuffers(NamedTuple):
     v_rows: np.ndarray
     cross_v: np.ndarray
     cross_u: np.ndarray
+    v_edges: np.ndarray
 
 
 def make_step_buffers(batch_size: int, like: SDCABuffers) -> StepBuffers:
@@ -104,9 +107,10 @@ def make_step_buffers(batch_size: int, like: SDCABuffers) -> StepBuffers:
 def _step_buffers(sb, q):
     """Step q's buffers: views of row q."""
     ws = Workspace(sb.scores[q], sb.emit[q], sb.alpha[q], sb.beta[q], sb.scale[q],
-                   sb.trans[q], sb.unary[q], sb.pair[q], sb.path[q], sb.back[q])
+                   sb.trans[q], sb.unary[q], sb.pair[q], sb.path[q], sb.back[q],
+                   sb.edges[q])
     return SDCABuffers(ws, sb.v_emission[q], sb.v_bias[q], sb.v_trans[q], sb.w_trans[q],
-                       sb.v_rows[q], sb.cross_v[q], sb.cross_u[q])
+                       sb.v_rows[q], sb.cross_v[q], sb.cross_u[q], sb.v_edges[q])
 
 
 @njit(**NJIT)
@@ -144,7 +148,7 @@ def _compute(q, w, n_attr, K, idx, st, buf, opt, members, batch):
     T = idx.offsets[i + 1] - start
     u0, p0 = start * K, (start - i) * K * K
     logz = _oracle(w, n_attr, K, idx, st, buf, i, u0, p0, T, opt.kappa != 0.0)
-    gap = _gap(st, buf, i, u0, p0, T, K, logz)
+    gap = _gap(st, buf, i, u0, p0, T, K, logz, _stride(idx, K))
     blk = _direction(w, n_attr, K, idx, i, u0, p0, T, st, buf, buf.ws.unary, buf.ws.pair,
                      False, opt, lam_n)
     gamma, evals, h_ls = line_search(blk, st, idx, buf, buf.ws.unary, buf.ws.pair, gap,
@@ -154,6 +158,18 @@ def _compute(q, w, n_attr, K, idx, st, buf, opt, members, batch):
     batch.gammas[q] = gamma
     batch.entropies[q] = h_ls
     batch.vv[q] = blk.vv
+
+
+@njit(**NJIT)
+def _edge_products(w, oe, KK, idx, i, v_edges):
+    """<w, u> over the rows of sequence i's transition attributes (W_B from ``oe``)."""
+    e0 = idx.edge_uniq_ptr[i]
+    wv = 0.0
+    for r in range(idx.edge_uniq_ptr[i + 1] - e0):
+        base = oe + idx.edge_uniq_attr[e0 + r] * KK
+        for j in range(KK):
+            wv += w[base + j] * v_edges[r * KK + j]
+    return wv
 
 
 @njit(**NJIT)
@@ -176,6 +192,8 @@ def _rebased(w, n_attr, K, idx, st, buf, opt, i, vv):
         ow = ob + 3 * K
         for j in range(K * K):
             wv += w[ow + j] * buf.v_trans[j]
+        if len(idx.edge_indptr) > 0:
+            wv += _edge_products(w, ow + K * K, K * K, idx, i, buf.v_edges)
     else:
         a0, b0, wv, n_cross = l1_split(st.v, idx, i, K, n_attr, opt.kappa,
                                        max(1.0, opt.fixed_step), buf.v_emission, buf.v_bias,

@@ -403,7 +403,8 @@ class SolverSpec:
     None: nothing); ``supports_l1``, ``supports_threads``, ``supports_weights`` and
     ``supports_dense`` say whether it handles an L1 term, runs on several threads,
     honours sequence weights (``sample_weight``, CRFsuite's ``@weight``) and reads a
-    dense block of vector attributes; ``shrink`` lists option values that make its state
+    dense block of vector attributes; ``supports_edges`` whether it trains transition
+    attributes (:mod:`crfsdca.data.transitions`); ``shrink`` lists option values that make its state
     smaller; ``offered`` solvers are the estimator's and ``learn``'s algorithms;
     ``default_epochs`` is their epoch budget when none is given (CRFsuite's default
     ``max_iterations`` for its online trainers; None: the learner's); ``radii`` says
@@ -426,6 +427,7 @@ class SolverSpec:
     supports_threads: bool = False
     supports_weights: bool = False
     supports_dense: bool = False
+    supports_edges: bool = False
     shrink: tuple[Shrink, ...] = ()
     offered: bool = True
     needs_l2: bool = True
@@ -556,6 +558,7 @@ SOLVERS: dict[str, SolverSpec] = {s.name: s for s in (
                work_vectors=SDCA_WORK_VECTORS, base_option="sampler", continues_from="dual",
                supports_l1=True,
                supports_threads=True, supports_weights=True, supports_dense=True,
+               supports_edges=True,
                shrink=(_STORE_DTYPE_SHRINK, _STORE_DIR_SHRINK), radii=_sdca_radii),
     SolverSpec("sag", "SAG", SAG_OPTIONS, "crfsdca.solvers.sag:SAGFamily", _sag_state,
                fixed={"variant": "sag"}, shrink=(_STORE_DTYPE_SHRINK,), offered=False),
@@ -567,7 +570,7 @@ SOLVERS: dict[str, SolverSpec] = {s.name: s for s in (
     SolverSpec("lbfgs", "L-BFGS", LBFGS_OPTIONS, "crfsdca.solvers.lbfgs:LBFGS", _lbfgs_state,
                workspace=full_batch_bytes, seeded=False, continues_from="weights",
                supports_l1=True, supports_threads=True, supports_weights=True,
-               supports_dense=True, needs_l2=False,
+               supports_dense=True, supports_edges=True, needs_l2=False,
                shrink=(Shrink("memory", None, "shortens the history"),)),
     SolverSpec("l2sgd", "L2SGD", L2SGD_OPTIONS, "crfsdca.solvers.l2sgd:L2SGD", _l2sgd_state,
                supports_weights=True, default_epochs=1000, converges=False),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import ConfigError
 from ..model.features import soft_threshold
 from ..model.objective import (
     dirac_start,
@@ -20,7 +21,7 @@ from ..runtime.jit import aligned_empty, aligned_zeros, dot, line_zeros, stream_
 from ..runtime.threads import run_parallel
 from .base import Problem, Solver
 from .catalyst import CatalystLoop, kappa_ratio
-from .index import max_distinct_attributes, sequence_index
+from .index import max_distinct_attributes, max_distinct_edge_attributes, sequence_index
 from .minibatch import batch_run, make_batch, make_step_buffers
 from .registry import SDCA_OPTIONS
 from .rng import make_rng
@@ -111,11 +112,15 @@ class SDCA(Solver):
         self.refresh_every = o["refresh_every"]
 
         K, n = p.n_labels, p.n
+        E = p.n_transition_attributes
+        if E and p.l1:
+            raise ConfigError("sdca: the elastic net (c1 > 0) with transition attributes is "
+                              "not offered yet: c1 = 0, or algorithm 'lbfgs'")
         dtype, where = np.dtype(o["store_dtype"]), o["store_dir"]
         if initial_marginals is None:  # the store, w_hat and the entropies in one pass
             mu_unary, mu_pair, v, entropies = dirac_start(
                 p.train, p.n_attributes, K, p.lam, p.feature_mask, c=o["init_c"], dtype=dtype,
-                directory=where)
+                directory=where, n_edges=E)
         else:
             mu_unary = unary_store(len(initial_marginals[0]), dtype, where)
             mu_unary[:] = initial_marginals[0]
@@ -125,7 +130,7 @@ class SDCA(Solver):
                                  f"{len(mu_pair)}; the training set needs "
                                  f"{store_sizes(p.train, K)}")
             v = weights_from_marginals(mu_unary, mu_pair, p.train, p.n_attributes, K, p.lam,
-                                       p.feature_mask)
+                                       p.feature_mask, E)
             entropies = sequence_entropies(mu_unary, mu_pair, K, p.train.offsets,
                                            aligned_empty(n))
         self.catalyst = None
@@ -154,10 +159,13 @@ class SDCA(Solver):
         max_len = int(np.max(np.diff(self.index.offsets)))
         vsize = max(max_distinct_attributes(self.index), 1) * K
         support = (vsize + 3 * K + K * K) if p.kappa else 0  # the crossing entries
+        edges = p.train.has_edges
         self.buffers = SDCABuffers(
-            make_workspace(max_len, K), aligned_zeros(vsize), aligned_zeros(3 * K),
-            aligned_zeros(K * K), aligned_zeros(K * K), aligned_zeros(vsize if p.kappa else 0),
-            aligned_zeros(support), aligned_zeros(support))
+            make_workspace(max_len, K, edges), aligned_zeros(vsize), aligned_zeros(3 * K),
+            aligned_zeros(K * K), aligned_zeros(self._tables(max_len) * K * K),
+            aligned_zeros(vsize if p.kappa else 0), aligned_zeros(support),
+            aligned_zeros(support),
+            aligned_zeros(max_distinct_edge_attributes(self.index) * K * K))
         # a batch of at most an eighth of the sequences: on a handful of them a batch of
         # all would be one stale step for each (the dual checks would keep few)
         self.batch_size = min(o["batch_size"], max(len(self.members) // 8, 1))
@@ -279,10 +287,17 @@ class SDCA(Solver):
         if self._spares is None:
             K = self.problem.n_labels
             max_len = int(np.max(np.diff(self.index.offsets)))
-            self._spares = [SDCABuffers(make_workspace(max_len, K), *(np.zeros(0),) * 3,
-                                        aligned_zeros(K * K), *(np.zeros(0),) * 3)
+            self._spares = [SDCABuffers(make_workspace(max_len, K, self.problem.train.has_edges),
+                                        *(np.zeros(0),) * 3,
+                                        aligned_zeros(self._tables(max_len) * K * K),
+                                        *(np.zeros(0),) * 3)
                             for _ in range(self.threads - 1)]  # none on one thread
         return self._spares
+
+    def _tables(self, max_len: int) -> int:
+        """The transition tables the oracle reads: W, or one per edge of the longest
+        sequence with transition attributes."""
+        return max(max_len - 1, 1) if self.problem.train.has_edges else 1
 
     def objective(self) -> float | None:
         """P at ``weights()`` at the end of a Catalyst round (at the monitor's epochs), where

@@ -22,6 +22,12 @@ gap (without a logarithm) and delta together; each line-search evaluation
 computes f', f'' and the entropy at the trial point together, so the accepted
 point's entropy costs nothing more.
 
+A split with transition attributes (:mod:`crfsdca.data.transitions`) has a table of
+transition log-potentials per edge (``w_trans`` holds them, from
+:func:`~crfsdca.model.oracle.edge_potentials`), read at a stride of K*K where the one
+table W is read at a stride of 0; the direction gains a K*K row per transition attribute
+of the sequence (``v_edges``). The elastic net is not offered with them.
+
 A loop over a block of the store slices the block first and indexes the slice from 0:
 numba wraps negative indices, so an index ``m0 + j`` whose sign LLVM cannot prove costs
 a select per entry and keeps the loop from vectorizing to contiguous loads (one
@@ -41,8 +47,9 @@ from ..model.objective import sequence_weight
 from ..model.oracle import (
     NO_LABELS,
     Workspace,
-    chain_marginals,
-    forward_logz,
+    edge_potentials,
+    strided_logz,
+    strided_marginals,
     sum_products,
     transition_offset,
     transition_potentials,
@@ -89,10 +96,12 @@ class SDCABuffers(NamedTuple):
     v_emission: np.ndarray  # max distinct attributes * K
     v_bias: np.ndarray  # 3K
     v_trans: np.ndarray  # KK
-    w_trans: np.ndarray  # KK: the transition weights the oracle read
+    w_trans: np.ndarray  # KK: the transition weights the oracle read (per edge, (T-1) KK,
+    #                      with transition attributes)
     v_rows: np.ndarray  # elastic net: v's rows of the sequence's attributes, gathered
     cross_v: np.ndarray  # elastic net: v and u of the entries whose sign may change in a
     cross_u: np.ndarray  # step (Block.n_cross of them); u's largest support
+    v_edges: np.ndarray = np.zeros(0)  # max distinct transition attributes * KK
 
 
 class SDCAOptions(NamedTuple):
@@ -108,18 +117,25 @@ class SDCAOptions(NamedTuple):
     kappa: float  # l1 / lam: the L1 threshold of the elastic net (0: ridge only)
 
 
+@njit(inline="always", **NJIT)
+def _stride(idx, K):
+    """Where the transition tables of consecutive edges lie apart: K*K with transition
+    attributes (a table per edge), else 0 (the one W)."""
+    return K * K if len(idx.edge_indptr) > 0 else 0
+
+
 @njit(**NJIT_FAST)
-def _pair_scores(mu, m0, rows, KK, tw, ow):
+def _pair_scores(mu, m0, rows, KK, tw, ow, stride):
     """sum mu W over ``rows`` pairwise tables of KK entries, W being the transition
-    log-potentials ``tw[ow:ow + KK]``: the tables' share of E_mu[score].
+    log-potentials ``tw[ow + r * stride:]`` of table r: the tables' share of E_mu[score].
 
     A loop that writes nothing: a vectorized reduction in a loop that also stores gets
     runtime alias checks, whose scalar fallback sums in another order, so the result
     would depend on where the arrays lie in memory.
     """
     score = 0.0
-    w = tw[ow:ow + KK]
     for r in range(rows):
+        w = tw[ow + r * stride:ow + r * stride + KK]
         m_row = mu[m0 + r * KK:m0 + (r + 1) * KK]
         for j in range(KK):
             score += np.float64(m_row[j]) * w[j]
@@ -142,7 +158,7 @@ def _to_delta(mu, m0, nu, size, delta_sum, width):
 
 @njit(**NJIT)
 def _first_pass(mu_unary, u0, mu_pair, p0, nu_unary, nu_pair, T, K, delta_sum, scores, tw,
-                ow, logz, entropy):
+                ow, logz, entropy, stride):
     """Turn nu into delta = nu - mu in place; return the block gap D~(mu || nu).
 
     The gap comes from the Fenchel-Young identity of the chain,
@@ -154,7 +170,7 @@ def _first_pass(mu_unary, u0, mu_pair, p0, nu_unary, nu_pair, T, K, delta_sum, s
     KK = K * K
     for j in range(KK):
         delta_sum[j] = 0.0
-    gap = _block_gap(mu_unary, u0, mu_pair, p0, scores, tw, ow, T, K, logz, entropy)
+    gap = _block_gap(mu_unary, u0, mu_pair, p0, scores, tw, ow, T, K, logz, entropy, stride)
     if T > 1:
         _to_delta(mu_pair, p0, nu_pair, (T - 1) * KK, delta_sum, KK)
     _to_delta(mu_unary, u0, nu_unary, T * K, delta_sum, 0)
@@ -162,25 +178,27 @@ def _first_pass(mu_unary, u0, mu_pair, p0, nu_unary, nu_pair, T, K, delta_sum, s
 
 
 @njit(inline="always", **NJIT)
-def _block_gap(mu_unary, u0, mu_pair, p0, scores, tw, ow, T, K, logz, entropy):
+def _block_gap(mu_unary, u0, mu_pair, p0, scores, tw, ow, T, K, logz, entropy, stride):
     """D~(mu || nu(w)) = log Z - E_mu[score] - H~(mu) of a block (clipped at 0): its
     unary marginals against ``scores``, its pairwise tables against the transition
-    log-potentials ``tw[ow:]``; log Z alone stands for nu(w)."""
+    log-potentials ``tw[ow + t * stride:]``; log Z alone stands for nu(w)."""
     score = sum_products(mu_unary, u0, scores, 0, T * K)
     if T > 1:
-        score += _pair_scores(mu_pair, p0, T - 1, K * K, tw, ow)
+        score += _pair_scores(mu_pair, p0, T - 1, K * K, tw, ow, stride)
     return max(logz - score - entropy, 0.0)
 
 
 @njit(**NJIT)
 def _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, scale, v_em, v_bias, v_trans,
-                      sum_trans, mask, inner_products):
+                      sum_trans, mask, inner_products, v_edges):
     """v = scale * E_delta[F(x_i, .)], restricted to the features of ``mask``, into the
     sparse buffers (the dense block's D x K rows sum x_t delta_t^T over the tokens);
     returns (<w, v>, ||v||^2) when ``inner_products``, else (0, 0) without reading w (the
     elastic net's split computes <w, v> itself).
 
-    With ``sum_trans`` false, ``v_trans`` already holds delta summed over the edges.
+    With ``sum_trans`` false, ``v_trans`` already holds delta summed over the edges. With
+    transition attributes, ``v_edges`` gets their K*K rows (each edge's delta times the
+    attribute's value, in the order of the sequence's ``edge_uniq_attr``).
     """
     start = idx.offsets[i]
     ua0 = idx.uniq_ptr[i]
@@ -224,6 +242,9 @@ def _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, scale, v_em, v_b
     ow = transition_offset(n_attr, K)
     wv = 0.0
     vv = 0.0
+    if len(idx.edge_indptr) > 0:
+        wv, vv = _edge_direction(w, ow + KK, K, idx, i, T, d_pair, scale, v_edges,
+                                 inner_products)
     if not inner_products:
         for j in range(nu * K):
             v_em[j] *= scale
@@ -253,7 +274,57 @@ def _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, scale, v_em, v_b
 
 
 @njit(**NJIT)
-def _apply_primal(w, n_attr, K, idx, i, gamma, v_em, v_bias, v_trans):
+def _edge_direction(w, oe, K, idx, i, T, d_pair, scale, v_edges, inner_products):
+    """The transition attributes' rows of the direction into ``v_edges``: row r (attribute
+    ``edge_uniq_attr[edge_uniq_ptr[i] + r]``) = scale sum of x delta_t over the edges t
+    into the tokens that have it; returns their (<w, v>, ||v||^2) (W_B's rows of w from
+    ``oe``) when ``inner_products``, else (0, 0)."""
+    KK = K * K
+    e0 = idx.edge_uniq_ptr[i]
+    ne = idx.edge_uniq_ptr[i + 1] - e0
+    start = idx.offsets[i]
+    real = len(idx.edge_values) > 0
+    for j in range(ne * KK):
+        v_edges[j] = 0.0
+    for t in range(1, T):
+        d_t = d_pair[(t - 1) * KK:t * KK]
+        tok = start + t
+        for p in range(idx.edge_indptr[tok], idx.edge_indptr[tok + 1]):
+            x = idx.edge_values[p] if real else 1.0
+            base = idx.edge_local[p] * KK
+            row = v_edges[base:base + KK]
+            for j in range(KK):
+                row[j] += x * d_t[j]
+    wv = 0.0
+    vv = 0.0
+    for r in range(ne):
+        row = v_edges[r * KK:(r + 1) * KK]
+        base = oe + idx.edge_uniq_attr[e0 + r] * KK
+        w_e = w[base:base + KK]
+        for j in range(KK):
+            x = scale * row[j]
+            row[j] = x
+            if inner_products:
+                wv += w_e[j] * x
+                vv += x * x
+    return wv, vv
+
+
+@njit(**NJIT)
+def _apply_edges(w, oe, K, idx, i, gamma, v_edges):
+    """W_B's rows (from ``oe``) += gamma u on the sequence's transition attributes."""
+    KK = K * K
+    e0 = idx.edge_uniq_ptr[i]
+    for r in range(idx.edge_uniq_ptr[i + 1] - e0):
+        base = oe + idx.edge_uniq_attr[e0 + r] * KK
+        w_e = w[base:base + KK]
+        row = v_edges[r * KK:(r + 1) * KK]
+        for j in range(KK):
+            w_e[j] += gamma * row[j]
+
+
+@njit(**NJIT)
+def _apply_primal(w, n_attr, K, idx, i, gamma, v_em, v_bias, v_trans, v_edges):
     """w += gamma u on the support of the direction."""
     ua0 = idx.uniq_ptr[i]
     nu = idx.uniq_ptr[i + 1] - ua0
@@ -271,6 +342,8 @@ def _apply_primal(w, n_attr, K, idx, i, gamma, v_em, v_bias, v_trans):
     w_t = w[ow:ow + K * K]
     for j in range(K * K):
         w_t[j] += gamma * v_trans[j]
+    if len(idx.edge_indptr) > 0:
+        _apply_edges(w, ow + K * K, K, idx, i, gamma, v_edges)
 
 
 @njit(**NJIT_FAST)
@@ -368,11 +441,22 @@ def _read_transitions(w, n_attr, K, buf):
 
 
 @njit(inline="always", **NJIT)
-def _chain(buf, T, K, tmax):
+def _read_potentials(w, n_attr, K, idx, i, buf):
+    """The transition log-potentials the oracle reads into ``buf.w_trans`` (the one W, or
+    with transition attributes a table per edge of sequence i) and their exp into the
+    workspace's ``trans``; returns their max."""
+    if len(idx.edge_indptr) > 0:
+        return edge_potentials(w, n_attr, K, idx, i, buf.w_trans, buf.ws.trans)
+    return _read_transitions(w, n_attr, K, buf)
+
+
+@njit(inline="always", **NJIT)
+def _chain(buf, T, K, tmax, stride):
     """log Z of the chain of the unary scores ``buf.ws.scores`` and the transition weights
-    ``buf.w_trans`` (exp(W - tmax) in ``buf.ws.trans``), its marginals nu in the
-    workspace's unary and pair."""
-    return chain_marginals(buf.ws, T, K, buf.w_trans, 0, tmax, 0.0, NO_LABELS, 0, False)[0]
+    ``buf.w_trans`` (exp(W - tmax) in ``buf.ws.trans``; a table per edge at ``stride``),
+    its marginals nu in the workspace's unary and pair."""
+    return strided_marginals(buf.ws, T, K, buf.w_trans, 0, tmax, 0.0, NO_LABELS, 0, False,
+                             stride)[0]
 
 
 @njit(inline="always", **NJIT)
@@ -387,19 +471,19 @@ def _oracle(w, n_attr, K, idx, st, buf, i, u0, p0, T, l1):
             base = idx.uniq_attr[r] * K
             prefetch_range(st.v, base, base + K)
     unary_scores(w, n_attr, K, idx, i, buf.ws.scores)
-    tmax = _read_transitions(w, n_attr, K, buf)
-    logz = _chain(buf, T, K, tmax)
+    tmax = _read_potentials(w, n_attr, K, idx, i, buf)
+    logz = _chain(buf, T, K, tmax, _stride(idx, K))
     st.counters[ORACLE] += 1
     return logz
 
 
 @njit(inline="always", **NJIT)
-def _gap(st, buf, i, u0, p0, T, K, logz):
+def _gap(st, buf, i, u0, p0, T, K, logz, stride):
     """Phase ``gap``: the block gap of sequence i (:func:`_first_pass`), the workspace's
     nu_i turned into delta = nu_i - mu_i."""
     ws = buf.ws
     return _first_pass(st.mu_unary, u0, st.mu_pair, p0, ws.unary, ws.pair, T, K, buf.v_trans,
-                       ws.scores, buf.w_trans, 0, logz, st.entropies[i])
+                       ws.scores, buf.w_trans, 0, logz, st.entropies[i], stride)
 
 
 @njit(inline="always", **NJIT)
@@ -412,7 +496,7 @@ def _direction(w, n_attr, K, idx, i, u0, p0, T, st, buf, d_unary, d_pair, sum_tr
     ridge = opt.kappa == 0.0
     wv, vv = _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, -1.0 / lam_n,
                                buf.v_emission, buf.v_bias, buf.v_trans, sum_trans, opt.mask,
-                               ridge)
+                               ridge, buf.v_edges)
     a0, b0, n_cross = 0.0, 0.0, 0
     if not ridge:
         a0, b0, wv, n_cross = l1_split(st.v, idx, i, K, n_attr, opt.kappa,
@@ -454,7 +538,7 @@ def _update(w, idx, st, buf, blk, d_unary, d_pair, gamma, h_ls, h_old, opt, weig
         gamma = 0.0
     elif opt.kappa == 0.0:
         _apply_primal(w, n_attr, K, idx, i, gamma, buf.v_emission, buf.v_bias,
-                      buf.v_trans)
+                      buf.v_trans, buf.v_edges)
         st.scalars[W_NORM2] += 2.0 * gamma * wv + gamma * gamma * vv
     else:
         _apply_primal_l1(st, idx, buf, blk, gamma)
@@ -482,7 +566,7 @@ def sdca_step(i, w, n_attr, K, idx, st, buf, opt):
     p0 = (start - i) * K * K
     logz = _oracle(w, n_attr, K, idx, st, buf, i, u0, p0, T, opt.kappa != 0.0)
     c_oracle = cycles()
-    gap = _gap(st, buf, i, u0, p0, T, K, logz)
+    gap = _gap(st, buf, i, u0, p0, T, K, logz, _stride(idx, K))
     d_unary = ws.unary
     d_pair = ws.pair
     c_gap = cycles()
@@ -527,7 +611,8 @@ def gap_values(w, n_attr, K, idx, st, buf, members, out, first, stride, chunk):
     first + stride, ... of ``chunk`` members each: one thread's share of a refresh. The
     Fenchel-Young identity of :func:`_first_pass` needs log Z alone, one forward pass
     (the step's oracle also needs the marginals)."""
-    tmax = _read_transitions(w, n_attr, K, buf)
+    edges = _stride(idx, K)
+    tmax = _read_transitions(w, n_attr, K, buf) if edges == 0 else 0.0
     n = len(members)
     for c in range(first * chunk, n, stride * chunk):
         for j in range(c, min(c + chunk, n)):
@@ -535,10 +620,12 @@ def gap_values(w, n_attr, K, idx, st, buf, members, out, first, stride, chunk):
             start = idx.offsets[i]
             T = idx.offsets[i + 1] - start
             unary_scores(w, n_attr, K, idx, i, buf.ws.scores)
-            logz = forward_logz(buf.ws, T, K, tmax, buf.w_trans, 0)
+            if edges:
+                tmax = edge_potentials(w, n_attr, K, idx, i, buf.w_trans, buf.ws.trans)
+            logz = strided_logz(buf.ws, T, K, tmax, buf.w_trans, 0, edges)
             out[j] = sequence_weight(idx, i) * _block_gap(
                 st.mu_unary, start * K, st.mu_pair, (start - i) * K * K, buf.ws.scores,
-                buf.w_trans, 0, T, K, logz, st.entropies[i])
+                buf.w_trans, 0, T, K, logz, st.entropies[i], edges)
 
 
 @njit(**NJIT)

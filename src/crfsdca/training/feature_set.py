@@ -12,7 +12,8 @@ is not 0 at the optimum when the attribute occurs with other labels elsewhere. W
 sequences count with their weight, as CRFsuite counts an instance's features with its
 ``@weight`` (a feature seen only in sequences of weight 0 has frequency 0 and is kept at
 ``min_freq`` 0, as there). A dense block's weights are all features, whatever
-``min_freq``.
+``min_freq``. Transition attributes (:mod:`crfsdca.data.transitions`) have every pair of
+labels, as CRF++'s and Wapiti's ``B`` templates do.
 """
 
 from __future__ import annotations
@@ -28,10 +29,12 @@ from ..model.layout import WeightLayout
 def crfsuite_feature_mask(train: Sequences, n_attributes: int, n_labels: int,
                           possible_states: bool = False, possible_transitions: bool = False,
                           min_freq: float = 0.0, bias: bool = False,
-                          zero_entries: np.ndarray | None = None) -> np.ndarray:
+                          zero_entries: np.ndarray | None = None,
+                          n_transition_attributes: int = 0) -> np.ndarray:
     """uint8 mask of length d (1: the weight is a feature) for the training split
     (``zero_entries``: its (attribute, token) pairs of weight 0, from
-    :func:`crfsdca.data.items.encode`)."""
+    :func:`crfsdca.data.items.encode`), with ``n_transition_attributes`` rows of W_B
+    (all features) after the transitions."""
     A, K = int(n_attributes), int(n_labels)
     layout = WeightLayout(A, K)
     mask = crfsuite_mask(train, A, K, possible_states, possible_transitions, bias,
@@ -54,4 +57,6 @@ def crfsuite_feature_mask(train: Sequences, n_attributes: int, n_labels: int,
                         weights=None if token_weight is None else token_weight[t],
                         minlength=K * K)
     mask[layout.transition_offset:] &= count >= min_freq
+    if n_transition_attributes:
+        mask = np.concatenate([mask, np.ones(n_transition_attributes * K * K, dtype=np.uint8)])
     return mask

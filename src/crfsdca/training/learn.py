@@ -126,7 +126,8 @@ def check_values(train, attributes) -> None:
 
 def make_problem(train, n_attributes: int, n_labels: int, label_names: list[str],
                  c2: float, feature_mask: np.ndarray | None = None, dev=None,
-                 c1: float = 0.0, radii: bool = True) -> Problem:
+                 c1: float = 0.0, radii: bool = True, n_transition_attributes: int = 0
+                 ) -> Problem:
     """The training problem; ``label_names`` are the model's K labels, then any dev-only
     label (ids K and up in ``dev``: always errors). ``radii``: compute the squared radii
     R_i (for the solvers that need them, :meth:`SolverSpec.needs_radii`)."""
@@ -135,7 +136,8 @@ def make_problem(train, n_attributes: int, n_labels: int, label_names: list[str]
                    radii=data_radii.squared_radii(train, n_labels, n_attributes) if radii else None,
                    test=dev,
                    label_names=tuple(label_names), feature_mask=feature_mask,
-                   l1=float(c1) / train.n_sequences)
+                   l1=float(c1) / train.n_sequences,
+                   n_transition_attributes=n_transition_attributes)
 
 
 def solver_config(algorithm: str, given: Mapping) -> SolverConfig:
