@@ -121,8 +121,8 @@ def _accuracy(pred, y) -> float:
        store=st.sampled_from(["float64", "float32"]))
 def test_sdca_certificate_is_the_gap_of_its_dual_point(seed, batch_size, store):
     """SDCA on transition attributes: w is w_hat(mu), its dual the formula's, P(w) - D(mu)
-    the mean of the block gaps (brute force above makes those exact), and its optimum
-    L-BFGS's."""
+    the mean of the block gaps (brute force above makes those exact), and L-BFGS's
+    optimum between D(mu) and P(w)."""
     from crfsdca.model.objective import block_gaps, dual_objective, weights_from_marginals
     from crfsdca.solvers.base import Problem
     from crfsdca.solvers.lbfgs import LBFGS
@@ -141,10 +141,11 @@ def test_sdca_certificate_is_the_gap_of_its_dual_point(seed, batch_size, store):
     gap = primal(w, seq, A, K, p.lam) - D
     if store == "float64":  # float32 marginals are consistent to their rounding only
         assert gap == pytest.approx(block_gaps(w, mu_u, mu_p, seq, A, K).mean(), abs=1e-12)
-    lbfgs = LBFGS(p)
+    lbfgs = LBFGS(p)  # the optimum, by the other solver: D(mu) <= P* <= P(w)
     lbfgs.run(300)
-    assert primal(lbfgs.weights(), seq, A, K, p.lam) == pytest.approx(D, abs=abs(gap) + 1e-7)
-    assert abs(gap) < 1e-6
+    optimum = primal(lbfgs.weights(), seq, A, K, p.lam)
+    slack = 1e-10 if store == "float64" else 1e-6
+    assert D - slack <= optimum <= D + gap + slack
 
 
 def test_minibatch_sdca_gives_the_same_bits_on_any_thread_count():

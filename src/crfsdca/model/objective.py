@@ -35,6 +35,7 @@ from .oracle import (
     viterbi,
 )
 from .passes import SlotBuffers, chunk_bounds, claim, claims, gradient_pass, sequence_weight
+from .passes import tables as _tables
 from .passes import workspace as _workspace
 from .stats import (
     add_dense_label_stats,
@@ -140,7 +141,7 @@ def weighted_sum(values: np.ndarray, seq: Sequences) -> float:
 
 
 @njit(**NJIT)
-def _block_gaps(w, mu_unary, mu_pair, n_attr, K, seq, out, ws, bounds, counter, locks):
+def _block_gaps(w, mu_unary, mu_pair, n_attr, K, seq, out, ws, G, bounds, counter, locks):
     offsets = seq.offsets
     tmax = transition_potentials(w, transition_offset(n_attr, K), K, ws.trans)
     while True:
@@ -150,8 +151,8 @@ def _block_gaps(w, mu_unary, mu_pair, n_attr, K, seq, out, ws, bounds, counter, 
         for i in range(bounds[c], bounds[c + 1]):
             T = unary_scores(w, n_attr, K, seq, i, ws.scores)
             if len(seq.edge_indptr) > 0:
-                emax = edge_potentials(w, n_attr, K, seq, i, ws.edges, ws.trans)
-                strided_marginals(ws, T, K, ws.edges, 0, emax, 0.0, NO_LABELS, 0, False,
+                emax = edge_potentials(w, n_attr, K, seq, i, G, ws.trans)
+                strided_marginals(ws, T, K, G, 0, emax, 0.0, NO_LABELS, 0, False,
                                   K * K)
             else:
                 forward_backward(ws, T, K, tmax, w, n_attr)
@@ -168,7 +169,8 @@ def block_gaps(w, mu_unary, mu_pair, seq: Sequences, n_attr: int, n_labels: int,
     bounds = chunk_bounds(seq)
     counter, locks = claims()
     run_parallel([(lambda: _block_gaps(w, mu_unary, mu_pair, n_attr, n_labels, seq, out,
-                                       _workspace(seq, n_labels), bounds, counter, locks))
+                                       _workspace(seq, n_labels), _tables(seq, n_labels),
+                                       bounds, counter, locks))
                   for _ in range(threads)])
     return out
 
@@ -245,7 +247,7 @@ def dirac_start(seq: Sequences, n_attr: int, n_labels: int, lam: float,
 
 
 @njit(**NJIT)
-def _predict(w, n_attr, K, seq, out, ws, bounds, counter, locks):
+def _predict(w, n_attr, K, seq, out, ws, G, bounds, counter, locks):
     while True:
         c = claim(counter, locks)
         if c >= len(bounds) - 1:
@@ -253,8 +255,8 @@ def _predict(w, n_attr, K, seq, out, ws, bounds, counter, locks):
         for i in range(bounds[c], bounds[c + 1]):
             T = unary_scores(w, n_attr, K, seq, i, ws.scores)
             if len(seq.edge_indptr) > 0:
-                edge_potentials(w, n_attr, K, seq, i, ws.edges, ws.trans)
-                strided_viterbi(ws.scores, T, K, ws.edges, 0, K * K, ws.emit, ws.back,
+                edge_potentials(w, n_attr, K, seq, i, G, ws.trans)
+                strided_viterbi(ws.scores, T, K, G, 0, K * K, ws.emit, ws.back,
                                 ws.path)
             else:
                 viterbi(ws.scores, T, K, w, n_attr, ws.emit, ws.back, ws.path)
@@ -270,8 +272,8 @@ def predict(w, seq: Sequences, n_attr: int, n_labels: int, threads: int = 1) -> 
     counter, locks = claims()
     T = int(np.max(seq.lengths()))
     run_parallel([(lambda: _predict(w, n_attr, n_labels, seq, out,
-                                    make_decode_workspace(T, n_labels, seq.has_edges),
-                                    bounds, counter,
+                                    make_decode_workspace(T, n_labels),
+                                    _tables(seq, n_labels), bounds, counter,
                                     locks))
                   for _ in range(threads)])
     return out

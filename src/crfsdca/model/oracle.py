@@ -8,9 +8,11 @@ nothing per iteration. It holds token-major arrays for a sequence of length T:
 
 A model with transition attributes (:mod:`crfsdca.data.transitions`) has a K x K table of
 log-potentials per edge, G_t = W + sum_e x_{t,e} W_B[e] (:func:`edge_potentials`, into the
-workspace's ``edges``, and ``trans`` one table per edge). The recursions read the table of
-edge t at ``t * stride``: ``stride`` = K*K there, 0 for the one shared W (the same
-arithmetic as before there was a stride, so the same bits).
+workspace's ``edges``, and ``trans`` one table per edge). The ``strided_*`` functions read
+the table of edge t at ``t * stride`` (K*K there; 0 gives the shared W's functions). The
+scaled recursion for them is a copy of the shared one with a stride
+(:func:`_forward_edges`, :func:`_chain_scaled_edges`): one function for both made SDCA's
+steps 3-8% slower on Dutch, which has no transition attributes.
 
 One recursion serves every chain the package solves (:func:`chain_marginals`): the
 model's (unary scores and transition weights of w), OEG's dual chains and the smoothed
@@ -54,13 +56,13 @@ class Workspace(NamedTuple):
     pair: np.ndarray  # (T-1)*K*K pairwise marginals
     path: np.ndarray  # T int32 Viterbi labels
     back: np.ndarray  # T*K int32 Viterbi back-pointers
-    edges: np.ndarray = np.zeros(0)  # (T-1)*K*K per-edge log-potentials G (models with
-    #                                  transition attributes; empty otherwise)
 
 
 def make_workspace(max_len: int, n_labels: int, edges: bool = False) -> Workspace:
     """Allocate the scratch buffers for sequences up to ``max_len`` tokens (``edges``: of
-    a model with transition attributes, a table per edge)."""
+    a model with transition attributes, ``trans`` a table per edge; their log-potentials
+    G go in an :func:`edge_tables` array of their own: a field more in this tuple, copied
+    into every call that takes it, made SDCA's steps 2-3% slower everywhere)."""
     T, K = max(int(max_len), 1), int(n_labels)
     per_edge = max(T - 1, 1) if edges else 1
     return Workspace(
@@ -74,25 +76,29 @@ def make_workspace(max_len: int, n_labels: int, edges: bool = False) -> Workspac
         pair=aligned_zeros(max(T - 1, 1) * K * K),
         path=np.zeros(T, dtype=np.int32),
         back=np.zeros(T * K, dtype=np.int32),
-        edges=aligned_zeros(per_edge * K * K) if edges else aligned_zeros(0),
     )
 
 
 _NONE = aligned_zeros(0)
 
 
-def make_decode_workspace(max_len: int, n_labels: int, edges: bool = False) -> Workspace:
+def edge_tables(max_len: int, n_labels: int, edges: bool = True) -> np.ndarray:
+    """A buffer for the per-edge log-potentials G of sequences up to ``max_len`` tokens
+    (:func:`edge_potentials`); empty without ``edges``."""
+    T, K = max(int(max_len), 1), int(n_labels)
+    return aligned_zeros(max(T - 1, 1) * K * K) if edges else aligned_zeros(0)
+
+
+def make_decode_workspace(max_len: int, n_labels: int) -> Workspace:
     """A :class:`Workspace` with only what :func:`viterbi` uses after :func:`unary_scores`
     (``scores``, ``emit`` as its 2K-entry ``delta``, ``back``, ``path``), uninitialized; the
     other fields are empty. A one-sentence prediction then allocates 4 arrays instead of
-    10, the largest of them T*K*K zeros (with ``edges``, also the per-edge log-potentials
-    G)."""
+    10, the largest of them T*K*K zeros."""
     T, K = max(int(max_len), 1), int(n_labels)
     return Workspace(
         scores=aligned_empty(T * K), emit=aligned_empty(2 * K), alpha=_NONE, beta=_NONE,
         scale=_NONE, trans=_NONE, unary=_NONE, pair=_NONE,
-        path=np.empty(T, dtype=np.int32), back=np.empty(T * K, dtype=np.int32),
-        edges=aligned_empty(max(T - 1, 1) * K * K) if edges else _NONE)
+        path=np.empty(T, dtype=np.int32), back=np.empty(T * K, dtype=np.int32))
 
 
 @njit(inline="always", **NJIT)
@@ -247,13 +253,62 @@ def transition_potentials(tw, ow, K, trans):
 
 
 @njit(**NJIT_FAST)
-def _forward(scores, T, K, trans, trans_max, emit, alpha, scale, e1, labels, start, stride):
+def _forward(scores, T, K, trans, trans_max, emit, alpha, scale, e1, labels, start):
     """Scaled forward pass; returns log Z, or NaN if a scale factor left the safe range.
 
     ``e1`` = exp(bonus) - 1 multiplies in the bonus of the gold transition of each edge
-    (labels[start + t - 1], labels[start + t]); 0 for no bonus. Edge t - 1's table is
-    ``trans[(t - 1) * stride:]``.
+    (labels[start + t - 1], labels[start + t]); 0 for no bonus.
     """
+    logz = (T - 1) * trans_max
+    for t in range(T):
+        s = scores[t * K:(t + 1) * K]
+        e = emit[t * K:(t + 1) * K]
+        mx = -np.inf
+        for k in range(K):
+            mx = max(mx, s[k])
+        logz += mx
+        for k in range(K):
+            e[k] = fexp(s[k] - mx)
+    for t in range(T):
+        a = alpha[t * K:(t + 1) * K]
+        if t == 0:
+            for k in range(K):
+                a[k] = emit[k]
+        else:
+            a_prev = alpha[(t - 1) * K:t * K]
+            for k in range(K):
+                a[k] = 0.0
+            for k in range(K):
+                ak = a_prev[k]
+                tr = trans[k * K:(k + 1) * K]
+                for l in range(K):
+                    a[l] += ak * tr[l]
+            if e1 != 0.0:
+                ya = labels[start + t - 1]
+                yb = labels[start + t]
+                a[yb] += a_prev[ya] * trans[ya * K + yb] * e1
+            e = emit[t * K:(t + 1) * K]
+            for k in range(K):
+                a[k] *= e[k]
+        c = 0.0
+        for k in range(K):
+            c += a[k]
+        if not (c > _SAFE_MIN and c < _SAFE_MAX):
+            return np.nan
+        inv = 1.0 / c
+        for k in range(K):
+            a[k] *= inv
+        scale[t] = c
+        logz += flog(c)
+    return logz
+
+
+@njit(**NJIT_FAST)
+def _forward_edges(scores, T, K, trans, trans_max, emit, alpha, scale, e1, labels, start,
+                   stride):
+    """:func:`_forward` with a table per edge: edge t - 1's at ``trans[(t - 1) * stride:]``
+    (a copy of it with a stride, so that the shared table's recursion compiles as it did:
+    one function for both made SDCA's steps 3-8% slower on Dutch)."""
     logz = (T - 1) * trans_max
     for t in range(T):
         s = scores[t * K:(t + 1) * K]
@@ -383,7 +438,7 @@ def sum_products(a, a0, b, b0, n):
 
 @njit(**NJIT_FAST)
 def _chain_scaled(scores, T, K, trans, trans_max, emit, alpha, beta, scale, unary, pair, e1,
-                  labels, start, sum_pairs, stride):
+                  labels, start, sum_pairs):
     """The scaled forward-backward alone; returns (log Z, gold mass), log Z = NaN if it
     left the safe range.
 
@@ -393,8 +448,67 @@ def _chain_scaled(scores, T, K, trans, trans_max, emit, alpha, beta, scale, unar
     p(y_t = k, y_{t+1} = l) = a_t(k) exp(W[k, l] - max W) g_{t+1}(l) (times exp(bonus)
     on the gold transition).
     """
-    logz = _forward(scores, T, K, trans, trans_max, emit, alpha, scale, e1, labels, start,
-                    stride)
+    logz = _forward(scores, T, K, trans, trans_max, emit, alpha, scale, e1, labels, start)
+    if logz != logz:
+        return logz, 0.0
+    KK = K * K
+    last = (T - 1) * K
+    for k in range(K):
+        beta[last + k] = 1.0
+        unary[last + k] = alpha[last + k]
+    if sum_pairs:
+        for j in range(KK):
+            pair[j] = 0.0
+    true_mass = 0.0
+    bmax = 0.0
+    for t in range(T - 2, -1, -1):
+        row = t * K
+        nxt = row + K
+        inv = 1.0 / scale[t + 1]
+        # emit of token t+1 is no longer needed: reuse it for g = emit * beta / c
+        g = emit[nxt:nxt + K]
+        b_next = beta[nxt:nxt + K]
+        for l in range(K):
+            g[l] = g[l] * b_next[l] * inv
+        prow = 0 if sum_pairs else t * KK
+        table = pair[prow:prow + KK]
+        for k in range(K):
+            ak = alpha[row + k]
+            mrow = k * K
+            tr = trans[mrow:mrow + K]
+            out = table[mrow:mrow + K]
+            # the sum in a loop of its own: see sum_products
+            s = sum_products(tr, 0, g, 0, K)
+            if sum_pairs:
+                for l in range(K):
+                    out[l] += ak * (tr[l] * g[l])
+            else:
+                for l in range(K):
+                    out[l] = ak * (tr[l] * g[l])
+            beta[row + k] = s
+            unary[row + k] = ak * s
+            bmax = max(bmax, s)
+        if e1 != 0.0:
+            ya = labels[start + t]
+            yb = labels[start + t + 1]
+            x = trans[ya * K + yb] * emit[nxt + yb]
+            beta[row + ya] += x * e1
+            pair[prow + ya * K + yb] += alpha[row + ya] * x * e1
+            true_mass += alpha[row + ya] * x * (e1 + 1.0)
+            unary[row + ya] = alpha[row + ya] * beta[row + ya]
+            bmax = max(bmax, beta[row + ya])
+    if not bmax < _SAFE_MAX:
+        return np.nan, 0.0
+    return logz, true_mass
+
+
+@njit(**NJIT_FAST)
+def _chain_scaled_edges(scores, T, K, trans, trans_max, emit, alpha, beta, scale, unary, pair,
+                        e1, labels, start, sum_pairs, stride):
+    """:func:`_chain_scaled` with a table per edge, edge t's at ``trans[t * stride:]`` (a
+    copy with a stride, as :func:`_forward_edges`)."""
+    logz = _forward_edges(scores, T, K, trans, trans_max, emit, alpha, scale, e1, labels,
+                          start, stride)
     if logz != logz:
         return logz, 0.0
     KK = K * K
@@ -452,7 +566,14 @@ def _chain_scaled(scores, T, K, trans, trans_max, emit, alpha, beta, scale, unar
 @njit(**NJIT)
 def chain_marginals(ws, T, K, tw, ow, trans_max, bonus, labels, start, sum_pairs):
     """:func:`strided_marginals` of the one transition table ``tw[ow:ow + K*K]``."""
-    return strided_marginals(ws, T, K, tw, ow, trans_max, bonus, labels, start, sum_pairs, 0)
+    e1 = np.expm1(bonus) if bonus != 0.0 else 0.0
+    logz, true_mass = _chain_scaled(ws.scores, T, K, ws.trans, trans_max, ws.emit, ws.alpha,
+                                    ws.beta, ws.scale, ws.unary, ws.pair, e1, labels, start,
+                                    sum_pairs)
+    if logz != logz:
+        return _chain_log(ws.scores, T, K, tw, ow, bonus, labels, start, ws.alpha, ws.beta,
+                          ws.emit, ws.unary, ws.pair, sum_pairs, 0)
+    return logz, true_mass
 
 
 @njit(**NJIT)
@@ -470,10 +591,12 @@ def strided_marginals(ws, T, K, tw, ow, trans_max, bonus, labels, start, sum_pai
     Edge t's table is at ``t * stride`` in ``tw[ow:]`` and in ``ws.trans``
     (:func:`edge_potentials` writes both with ``stride`` = K*K; 0: one table).
     """
+    if stride == 0:
+        return chain_marginals(ws, T, K, tw, ow, trans_max, bonus, labels, start, sum_pairs)
     e1 = np.expm1(bonus) if bonus != 0.0 else 0.0
-    logz, true_mass = _chain_scaled(ws.scores, T, K, ws.trans, trans_max, ws.emit, ws.alpha,
-                                    ws.beta, ws.scale, ws.unary, ws.pair, e1, labels, start,
-                                    sum_pairs, stride)
+    logz, true_mass = _chain_scaled_edges(ws.scores, T, K, ws.trans, trans_max, ws.emit,
+                                          ws.alpha, ws.beta, ws.scale, ws.unary, ws.pair, e1,
+                                          labels, start, sum_pairs, stride)
     if logz != logz:
         return _chain_log(ws.scores, T, K, tw, ow, bonus, labels, start, ws.alpha, ws.beta,
                           ws.emit, ws.unary, ws.pair, sum_pairs, stride)
@@ -493,15 +616,22 @@ def forward_backward(ws, T, K, trans_max, w, n_attr):
 def forward_logz(ws, T, K, trans_max, tw, ow):
     """log Z alone (one forward pass) of the chain of ``ws.scores`` and the transition
     log-potentials ``tw[ow:]``, falling back to log space like :func:`chain_marginals`."""
-    return strided_logz(ws, T, K, trans_max, tw, ow, 0)
+    logz = _forward(ws.scores, T, K, ws.trans, trans_max, ws.emit, ws.alpha, ws.scale, 0.0,
+                    NO_LABELS, 0)
+    if logz != logz:
+        return _chain_log(ws.scores, T, K, tw, ow, 0.0, NO_LABELS, 0, ws.alpha, ws.beta,
+                          ws.emit, ws.unary, ws.pair, False, 0)[0]
+    return logz
 
 
 @njit(**NJIT_FAST)
 def strided_logz(ws, T, K, trans_max, tw, ow, stride):
     """:func:`forward_logz` with edge t's table at ``t * stride`` (as
-    :func:`strided_marginals`)."""
-    logz = _forward(ws.scores, T, K, ws.trans, trans_max, ws.emit, ws.alpha, ws.scale, 0.0,
-                    NO_LABELS, 0, stride)
+    :func:`strided_marginals`; a stride of 0 is :func:`forward_logz`)."""
+    if stride == 0:
+        return forward_logz(ws, T, K, trans_max, tw, ow)
+    logz = _forward_edges(ws.scores, T, K, ws.trans, trans_max, ws.emit, ws.alpha, ws.scale,
+                          0.0, NO_LABELS, 0, stride)
     if logz != logz:
         return _chain_log(ws.scores, T, K, tw, ow, 0.0, NO_LABELS, 0, ws.alpha, ws.beta,
                           ws.emit, ws.unary, ws.pair, False, stride)[0]
@@ -510,13 +640,19 @@ def strided_logz(ws, T, K, trans_max, tw, ow, stride):
 
 @njit(**NJIT)
 def viterbi(scores, T, K, w, n_attr, delta, back, path):
-    """:func:`strided_viterbi` of the model's one transition table."""
-    return strided_viterbi(scores, T, K, w, transition_offset(n_attr, K), 0, delta, back,
-                           path)
+    """:func:`strided_viterbi` of the model's one transition table (its stride a constant
+    0, folded where the recursion is inlined)."""
+    return _viterbi(scores, T, K, w, transition_offset(n_attr, K), 0, delta, back, path)
 
 
 @njit(**NJIT)
 def strided_viterbi(scores, T, K, tw, ow, stride, delta, back, path):
+    """:func:`_viterbi` with edge t's table at ``tw[ow + t * stride:]``."""
+    return _viterbi(scores, T, K, tw, ow, stride, delta, back, path)
+
+
+@njit(inline="always", **NJIT)
+def _viterbi(scores, T, K, tw, ow, stride, delta, back, path):
     """MAP labeling of the sequence into ``path[:T]``; returns its score.
 
     ``delta`` needs 2*K entries, ``back`` T*K. Ties go to the smallest label: for each
@@ -593,10 +729,12 @@ def strided_labeling_score(scores, T, K, tw, ow, stride, labels, start):
 def edge_potentials(w, n_attr, K, seq, i, G, trans):
     """The log-potentials G_t = W + sum_e x_{t+1,e} W_B[e] of the T - 1 edges of sequence
     i (edge t into token t + 1, its transition attributes ``seq.edge_*``) into
-    ``G[t*K*K:]``, exp(G - max G) into ``trans`` likewise (unless ``trans`` is empty: for
-    Viterbi); returns max G (over every edge: an edge far below it underflows the scaled
-    recursion, which is then redone in log space). The attributes add in the CSR's order,
-    each table from W."""
+    ``G[t*K*K:]``, and exp(G_t - m_t) into ``trans`` likewise, m_t the largest entry of
+    G_t (unless ``trans`` is empty: for Viterbi); returns the mean of the m_t, which the
+    recursions count T - 1 times in log Z, as they count the one W's max. Each edge is
+    scaled by its own max: with one max over all of them, an edge far below it underflowed
+    while its own terms were the ones that mattered. The attributes add in the CSR's
+    order, each table from W."""
     KK = K * K
     ow = transition_offset(n_attr, K)
     oe = ow + KK
@@ -604,7 +742,7 @@ def edge_potentials(w, n_attr, K, seq, i, G, trans):
     start = seq.offsets[i]
     T = seq.offsets[i + 1] - start
     real = len(seq.edge_values) > 0
-    mx = -np.inf
+    total = 0.0
     for t in range(T - 1):
         g = G[t * KK:(t + 1) * KK]
         for j in range(KK):
@@ -620,15 +758,15 @@ def edge_potentials(w, n_attr, K, seq, i, G, trans):
             else:
                 for j in range(KK):
                     g[j] += wb[j]
+        mx = -np.inf
         for j in range(KK):
             mx = max(mx, g[j])
-    if T == 1:
-        return 0.0  # no edge: (T - 1) max G is 0
-    if len(trans) == 0:
-        return mx
-    for j in range((T - 1) * KK):
-        trans[j] = fexp(G[j] - mx)
-    return mx
+        total += mx
+        if len(trans) > 0:
+            e = trans[t * KK:(t + 1) * KK]
+            for j in range(KK):
+                e[j] = fexp(g[j] - mx)
+    return total / (T - 1) if T > 1 else 0.0
 
 
 def sequence_marginals(w, n_attr, K, seq, i):
@@ -637,8 +775,9 @@ def sequence_marginals(w, n_attr, K, seq, i):
     ws = make_workspace(T, K, edges=seq.has_edges)
     unary_scores(w, n_attr, K, seq, i, ws.scores)
     if seq.has_edges:
-        tmax = edge_potentials(w, n_attr, K, seq, i, ws.edges, ws.trans)
-        logz = strided_marginals(ws, T, K, ws.edges, 0, tmax, 0.0, NO_LABELS, 0, False,
+        G = edge_tables(T, K)
+        tmax = edge_potentials(w, n_attr, K, seq, i, G, ws.trans)
+        logz = strided_marginals(ws, T, K, G, 0, tmax, 0.0, NO_LABELS, 0, False,
                                  K * K)[0]
     else:
         tmax = transition_potentials(w, transition_offset(n_attr, K), K, ws.trans)

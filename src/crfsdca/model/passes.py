@@ -46,6 +46,7 @@ from .oracle import (
     NO_LABELS,
     chain_marginals,
     edge_potentials,
+    edge_tables,
     forward_logz,
     labeling_score,
     make_workspace,
@@ -105,6 +106,12 @@ def workspace(seq: Sequences, n_labels: int):
     return make_workspace(int(np.max(seq.lengths())), n_labels, edges=seq.has_edges)
 
 
+def tables(seq: Sequences, n_labels: int) -> np.ndarray:
+    """The per-edge log-potentials' buffer for the longest sequence of a split (empty
+    without transition attributes)."""
+    return edge_tables(int(np.max(seq.lengths())), n_labels, seq.has_edges)
+
+
 class Buckets(NamedTuple):
     """The entries of a split cut by attribute ranges: bucket b holds attributes
     ``bounds[b]`` to ``bounds[b + 1]`` and its entries' positions in the CSR index
@@ -151,7 +158,7 @@ def buckets(seq: Sequences, n_attr: int, count: int) -> Buckets:
 
 
 @njit(**NJIT)
-def _loss_chunks(w, n_attr, K, seq, bounds, ws, losses, counter, locks):
+def _loss_chunks(w, n_attr, K, seq, bounds, ws, G, losses, counter, locks):
     """losses[i] = c_i NLL_i for the sequences of the chunks this thread claims (0 for a
     sequence of weight 0), log Z by the forward pass alone."""
     ow = transition_offset(n_attr, K)
@@ -167,9 +174,9 @@ def _loss_chunks(w, n_attr, K, seq, bounds, ws, losses, counter, locks):
                 continue
             T = unary_scores(w, n_attr, K, seq, i, ws.scores)
             if len(seq.edge_indptr) > 0:
-                emax = edge_potentials(w, n_attr, K, seq, i, ws.edges, ws.trans)
-                logz = strided_logz(ws, T, K, emax, ws.edges, 0, K * K)
-                score = strided_labeling_score(ws.scores, T, K, ws.edges, 0, K * K,
+                emax = edge_potentials(w, n_attr, K, seq, i, G, ws.trans)
+                logz = strided_logz(ws, T, K, emax, G, 0, K * K)
+                score = strided_labeling_score(ws.scores, T, K, G, 0, K * K,
                                                seq.labels, seq.offsets[i])
                 losses[i] = weight * (logz - score)
                 continue
@@ -320,7 +327,7 @@ def _dense_rows(G, K, seq, d0, d1, w, lam, n, mask, out):
 
 
 @njit(**NJIT)
-def _edge_chain(w, n_attr, K, seq, i, ws, weight, out):
+def _edge_chain(w, n_attr, K, seq, i, ws, G, weight, out):
     """log Z and score(x_i, y_i) of sequence i of a split with transition attributes, its
     unary marginals in ``ws.unary`` and its pairwise ones summed over the edges in
     ``ws.pair[:K*K]``; the edges' W_B rows of c_i (E_nu[F] - F(x_i, y_i)) added into
@@ -330,9 +337,9 @@ def _edge_chain(w, n_attr, K, seq, i, ws, weight, out):
     start = seq.offsets[i]
     T = seq.offsets[i + 1] - start
     real = len(seq.edge_values) > 0
-    emax = edge_potentials(w, n_attr, K, seq, i, ws.edges, ws.trans)
-    logz = strided_marginals(ws, T, K, ws.edges, 0, emax, 0.0, NO_LABELS, 0, False, KK)[0]
-    score = strided_labeling_score(ws.scores, T, K, ws.edges, 0, KK, seq.labels, start)
+    emax = edge_potentials(w, n_attr, K, seq, i, G, ws.trans)
+    logz = strided_marginals(ws, T, K, G, 0, emax, 0.0, NO_LABELS, 0, False, KK)[0]
+    score = strided_labeling_score(ws.scores, T, K, G, 0, KK, seq.labels, start)
     for t in range(T - 1):
         pt = ws.pair[t * KK:(t + 1) * KK]
         tok = start + t + 1
@@ -352,7 +359,7 @@ def _edge_chain(w, n_attr, K, seq, i, ws, weight, out):
 
 
 @njit(**NJIT)
-def _serial_gradient(w, n_attr, K, seq, bounds, ws, g, losses, small, lam, n, mask, out):
+def _serial_gradient(w, n_attr, K, seq, bounds, ws, G, g, losses, small, lam, n, mask, out):
     """Both phases on one thread without G: each sequence's entries added into their rows
     as soon as its g is known. The same sums in the same order as the two phases
     (each row in token order from 0, the chunks' small rows in chunk order), so the same
@@ -380,7 +387,7 @@ def _serial_gradient(w, n_attr, K, seq, bounds, ws, g, losses, small, lam, n, ma
                 continue
             unary_scores(w, n_attr, K, seq, i, ws.scores)
             if edges:
-                logz, score = _edge_chain(w, n_attr, K, seq, i, ws, weight, out)
+                logz, score = _edge_chain(w, n_attr, K, seq, i, ws, G, weight, out)
                 losses[i] = weight * (logz - score)
             else:
                 logz = chain_marginals(ws, T, K, w, ow, tmax, 0.0, NO_LABELS, 0, True)[0]
@@ -439,6 +446,7 @@ class SlotBuffers:
         self._count = 0
         self.bounds = np.zeros(0, dtype=np.int64)
         self.workspaces: list = []
+        self.tables: list = []  # the threads' per-edge log-potentials (transition attributes)
         self.losses = self.small = self.g = self.table = self.buckets = None
 
     def get(self, seq: Sequences, n_attr: int, K: int, threads: int, want_grad: bool):
@@ -450,6 +458,7 @@ class SlotBuffers:
             self.losses = aligned_empty(seq.n_sequences)
         while len(self.workspaces) < threads:
             self.workspaces.append(workspace(seq, K))
+            self.tables.append(tables(seq, K))
         if want_grad and self.small is None:
             chunks, S = len(self.bounds) - 1, 3 * K + K * K
             self.small = aligned_empty(chunks * S).reshape(chunks, S)
@@ -481,8 +490,8 @@ def gradient_pass(w, seq: Sequences, n_attr: int, K: int, lam: float, want_grad:
     if want_grad and threads == 1:
         out = aligned_empty(len(w)) if into is None else into
         ww = dot(w, w)
-        _serial_gradient(w, n_attr, K, seq, b.bounds, b.workspaces[0], b.g, b.losses,
-                         b.small, lam, float(n), mask, out)
+        _serial_gradient(w, n_attr, K, seq, b.bounds, b.workspaces[0], b.tables[0], b.g,
+                         b.losses, b.small, lam, float(n), mask, out)
         return 0.5 * lam * ww + loss_sum(b.losses, seq) / n, out
     counter, locks = claims()
     ww = [0.0]
@@ -494,8 +503,8 @@ def gradient_pass(w, seq: Sequences, n_attr: int, K: int, lam: float, want_grad:
             _gradient_chunks(w, n_attr, K, seq, b.bounds, b.workspaces[s], b.losses,
                              b.table, b.small, counter, locks)
         else:
-            _loss_chunks(w, n_attr, K, seq, b.bounds, b.workspaces[s], b.losses, counter,
-                         locks)
+            _loss_chunks(w, n_attr, K, seq, b.bounds, b.workspaces[s], b.tables[s], b.losses,
+                         counter, locks)
 
     run_parallel([(lambda s=s: phase1(s)) for s in range(threads)])
     value = 0.5 * lam * ww[0] + loss_sum(b.losses, seq) / n

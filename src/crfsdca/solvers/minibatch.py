@@ -86,7 +86,6 @@ class StepBuffers(NamedTuple):
     pair: np.ndarray
     path: np.ndarray
     back: np.ndarray
-    edges: np.ndarray
     v_emission: np.ndarray
     v_bias: np.ndarray
     v_trans: np.ndarray
@@ -94,7 +93,6 @@ class StepBuffers(NamedTuple):
     v_rows: np.ndarray
     cross_v: np.ndarray
     cross_u: np.ndarray
-    v_edges: np.ndarray
 
 
 def make_step_buffers(batch_size: int, like: SDCABuffers) -> StepBuffers:
@@ -107,10 +105,9 @@ def make_step_buffers(batch_size: int, like: SDCABuffers) -> StepBuffers:
 def _step_buffers(sb, q):
     """Step q's buffers: views of row q."""
     ws = Workspace(sb.scores[q], sb.emit[q], sb.alpha[q], sb.beta[q], sb.scale[q],
-                   sb.trans[q], sb.unary[q], sb.pair[q], sb.path[q], sb.back[q],
-                   sb.edges[q])
+                   sb.trans[q], sb.unary[q], sb.pair[q], sb.path[q], sb.back[q])
     return SDCABuffers(ws, sb.v_emission[q], sb.v_bias[q], sb.v_trans[q], sb.w_trans[q],
-                       sb.v_rows[q], sb.cross_v[q], sb.cross_u[q], sb.v_edges[q])
+                       sb.v_rows[q], sb.cross_v[q], sb.cross_u[q])
 
 
 @njit(**NJIT)
@@ -193,7 +190,7 @@ def _rebased(w, n_attr, K, idx, st, buf, opt, i, vv):
         for j in range(K * K):
             wv += w[ow + j] * buf.v_trans[j]
         if len(idx.edge_indptr) > 0:
-            wv += _edge_products(w, ow + K * K, K * K, idx, i, buf.v_edges)
+            wv += _edge_products(w, ow + K * K, K * K, idx, i, buf.v_rows)
     else:
         a0, b0, wv, n_cross = l1_split(st.v, idx, i, K, n_attr, opt.kappa,
                                        max(1.0, opt.fixed_step), buf.v_emission, buf.v_bias,

@@ -163,9 +163,9 @@ class SDCA(Solver):
         self.buffers = SDCABuffers(
             make_workspace(max_len, K, edges), aligned_zeros(vsize), aligned_zeros(3 * K),
             aligned_zeros(K * K), aligned_zeros(self._tables(max_len) * K * K),
-            aligned_zeros(vsize if p.kappa else 0), aligned_zeros(support),
-            aligned_zeros(support),
-            aligned_zeros(max_distinct_edge_attributes(self.index) * K * K))
+            aligned_zeros(vsize if p.kappa else
+                          max_distinct_edge_attributes(self.index) * K * K),  # never both
+            aligned_zeros(support), aligned_zeros(support))
         # a batch of at most an eighth of the sequences: on a handful of them a batch of
         # all would be one stale step for each (the dual checks would keep few)
         self.batch_size = min(o["batch_size"], max(len(self.members) // 8, 1))

@@ -26,7 +26,7 @@ A split with transition attributes (:mod:`crfsdca.data.transitions`) has a table
 transition log-potentials per edge (``w_trans`` holds them, from
 :func:`~crfsdca.model.oracle.edge_potentials`), read at a stride of K*K where the one
 table W is read at a stride of 0; the direction gains a K*K row per transition attribute
-of the sequence (``v_edges``). The elastic net is not offered with them.
+of the sequence (in ``v_rows``, the elastic net's, which is not offered with them).
 
 A loop over a block of the store slices the block first and indexes the slice from 0:
 numba wraps negative indices, so an index ``m0 + j`` whose sign LLVM cannot prove costs
@@ -47,7 +47,9 @@ from ..model.objective import sequence_weight
 from ..model.oracle import (
     NO_LABELS,
     Workspace,
+    chain_marginals,
     edge_potentials,
+    forward_logz,
     strided_logz,
     strided_marginals,
     sum_products,
@@ -98,10 +100,12 @@ class SDCABuffers(NamedTuple):
     v_trans: np.ndarray  # KK
     w_trans: np.ndarray  # KK: the transition weights the oracle read (per edge, (T-1) KK,
     #                      with transition attributes)
-    v_rows: np.ndarray  # elastic net: v's rows of the sequence's attributes, gathered
+    v_rows: np.ndarray  # elastic net: v's rows of the sequence's attributes, gathered; with
+    #                     transition attributes (never with the elastic net) the K*K rows
+    #                     of the direction on them (a field of its own, copied into every
+    #                     call, made the steps 2-3% slower everywhere)
     cross_v: np.ndarray  # elastic net: v and u of the entries whose sign may change in a
     cross_u: np.ndarray  # step (Block.n_cross of them); u's largest support
-    v_edges: np.ndarray = np.zeros(0)  # max distinct transition attributes * KK
 
 
 class SDCAOptions(NamedTuple):
@@ -125,14 +129,26 @@ def _stride(idx, K):
 
 
 @njit(**NJIT_FAST)
-def _pair_scores(mu, m0, rows, KK, tw, ow, stride):
+def _pair_scores(mu, m0, rows, KK, tw, ow):
     """sum mu W over ``rows`` pairwise tables of KK entries, W being the transition
-    log-potentials ``tw[ow + r * stride:]`` of table r: the tables' share of E_mu[score].
+    log-potentials ``tw[ow:ow + KK]``: the tables' share of E_mu[score].
 
     A loop that writes nothing: a vectorized reduction in a loop that also stores gets
     runtime alias checks, whose scalar fallback sums in another order, so the result
     would depend on where the arrays lie in memory.
     """
+    score = 0.0
+    w = tw[ow:ow + KK]
+    for r in range(rows):
+        m_row = mu[m0 + r * KK:m0 + (r + 1) * KK]
+        for j in range(KK):
+            score += np.float64(m_row[j]) * w[j]
+    return score
+
+
+@njit(**NJIT_FAST)
+def _edge_pair_scores(mu, m0, rows, KK, tw, ow, stride):
+    """:func:`_pair_scores` with table r's log-potentials at ``tw[ow + r * stride:]``."""
     score = 0.0
     for r in range(rows):
         w = tw[ow + r * stride:ow + r * stride + KK]
@@ -184,21 +200,23 @@ def _block_gap(mu_unary, u0, mu_pair, p0, scores, tw, ow, T, K, logz, entropy, s
     log-potentials ``tw[ow + t * stride:]``; log Z alone stands for nu(w)."""
     score = sum_products(mu_unary, u0, scores, 0, T * K)
     if T > 1:
-        score += _pair_scores(mu_pair, p0, T - 1, K * K, tw, ow, stride)
+        if stride == 0:
+            score += _pair_scores(mu_pair, p0, T - 1, K * K, tw, ow)
+        else:
+            score += _edge_pair_scores(mu_pair, p0, T - 1, K * K, tw, ow, stride)
     return max(logz - score - entropy, 0.0)
 
 
 @njit(**NJIT)
 def _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, scale, v_em, v_bias, v_trans,
-                      sum_trans, mask, inner_products, v_edges):
+                      sum_trans, mask, inner_products):
     """v = scale * E_delta[F(x_i, .)], restricted to the features of ``mask``, into the
     sparse buffers (the dense block's D x K rows sum x_t delta_t^T over the tokens);
     returns (<w, v>, ||v||^2) when ``inner_products``, else (0, 0) without reading w (the
     elastic net's split computes <w, v> itself).
 
-    With ``sum_trans`` false, ``v_trans`` already holds delta summed over the edges. With
-    transition attributes, ``v_edges`` gets their K*K rows (each edge's delta times the
-    attribute's value, in the order of the sequence's ``edge_uniq_attr``).
+    With ``sum_trans`` false, ``v_trans`` already holds delta summed over the edges. The
+    rows of transition attributes are :func:`_edge_direction`'s.
     """
     start = idx.offsets[i]
     ua0 = idx.uniq_ptr[i]
@@ -242,9 +260,6 @@ def _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, scale, v_em, v_b
     ow = transition_offset(n_attr, K)
     wv = 0.0
     vv = 0.0
-    if len(idx.edge_indptr) > 0:
-        wv, vv = _edge_direction(w, ow + KK, K, idx, i, T, d_pair, scale, v_edges,
-                                 inner_products)
     if not inner_products:
         for j in range(nu * K):
             v_em[j] *= scale
@@ -324,7 +339,7 @@ def _apply_edges(w, oe, K, idx, i, gamma, v_edges):
 
 
 @njit(**NJIT)
-def _apply_primal(w, n_attr, K, idx, i, gamma, v_em, v_bias, v_trans, v_edges):
+def _apply_primal(w, n_attr, K, idx, i, gamma, v_em, v_bias, v_trans):
     """w += gamma u on the support of the direction."""
     ua0 = idx.uniq_ptr[i]
     nu = idx.uniq_ptr[i + 1] - ua0
@@ -342,8 +357,6 @@ def _apply_primal(w, n_attr, K, idx, i, gamma, v_em, v_bias, v_trans, v_edges):
     w_t = w[ow:ow + K * K]
     for j in range(K * K):
         w_t[j] += gamma * v_trans[j]
-    if len(idx.edge_indptr) > 0:
-        _apply_edges(w, ow + K * K, K, idx, i, gamma, v_edges)
 
 
 @njit(**NJIT_FAST)
@@ -455,6 +468,8 @@ def _chain(buf, T, K, tmax, stride):
     """log Z of the chain of the unary scores ``buf.ws.scores`` and the transition weights
     ``buf.w_trans`` (exp(W - tmax) in ``buf.ws.trans``; a table per edge at ``stride``),
     its marginals nu in the workspace's unary and pair."""
+    if stride == 0:
+        return chain_marginals(buf.ws, T, K, buf.w_trans, 0, tmax, 0.0, NO_LABELS, 0, False)[0]
     return strided_marginals(buf.ws, T, K, buf.w_trans, 0, tmax, 0.0, NO_LABELS, 0, False,
                              stride)[0]
 
@@ -496,7 +511,12 @@ def _direction(w, n_attr, K, idx, i, u0, p0, T, st, buf, d_unary, d_pair, sum_tr
     ridge = opt.kappa == 0.0
     wv, vv = _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, -1.0 / lam_n,
                                buf.v_emission, buf.v_bias, buf.v_trans, sum_trans, opt.mask,
-                               ridge, buf.v_edges)
+                               ridge)
+    if len(idx.edge_indptr) > 0:  # the transition attributes' rows, after the others
+        we, ve = _edge_direction(w, transition_offset(n_attr, K) + K * K, K, idx, i, T,
+                                 d_pair, -1.0 / lam_n, buf.v_rows, ridge)
+        wv += we
+        vv += ve
     a0, b0, n_cross = 0.0, 0.0, 0
     if not ridge:
         a0, b0, wv, n_cross = l1_split(st.v, idx, i, K, n_attr, opt.kappa,
@@ -538,7 +558,10 @@ def _update(w, idx, st, buf, blk, d_unary, d_pair, gamma, h_ls, h_old, opt, weig
         gamma = 0.0
     elif opt.kappa == 0.0:
         _apply_primal(w, n_attr, K, idx, i, gamma, buf.v_emission, buf.v_bias,
-                      buf.v_trans, buf.v_edges)
+                      buf.v_trans)
+        if len(idx.edge_indptr) > 0:
+            _apply_edges(w, transition_offset(n_attr, K) + K * K, K, idx, i, gamma,
+                         buf.v_rows)
         st.scalars[W_NORM2] += 2.0 * gamma * wv + gamma * gamma * vv
     else:
         _apply_primal_l1(st, idx, buf, blk, gamma)
@@ -622,7 +645,10 @@ def gap_values(w, n_attr, K, idx, st, buf, members, out, first, stride, chunk):
             unary_scores(w, n_attr, K, idx, i, buf.ws.scores)
             if edges:
                 tmax = edge_potentials(w, n_attr, K, idx, i, buf.w_trans, buf.ws.trans)
-            logz = strided_logz(buf.ws, T, K, tmax, buf.w_trans, 0, edges)
+            if edges:
+                logz = strided_logz(buf.ws, T, K, tmax, buf.w_trans, 0, edges)
+            else:
+                logz = forward_logz(buf.ws, T, K, tmax, buf.w_trans, 0)
             out[j] = sequence_weight(idx, i) * _block_gap(
                 st.mu_unary, start * K, st.mu_pair, (start - i) * K * K, buf.ws.scores,
                 buf.w_trans, 0, T, K, logz, st.entropies[i], edges)
