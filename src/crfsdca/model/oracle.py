@@ -41,6 +41,10 @@ from .fastmath import fexp, flog
 
 _SAFE_MIN = 1e-280
 _SAFE_MAX = 1e280
+_SPAN = 700.0
+"""The widest range of log-potentials within a token's scores or an edge's table that the
+per-edge scaled recursion takes (exp of less than -708 underflows to 0); wider goes to
+log space."""
 
 
 class Workspace(NamedTuple):
@@ -308,14 +312,21 @@ def _forward_edges(scores, T, K, trans, trans_max, emit, alpha, scale, e1, label
                    stride):
     """:func:`_forward` with a table per edge: edge t - 1's at ``trans[(t - 1) * stride:]``
     (a copy of it with a stride, so that the shared table's recursion compiles as it did:
-    one function for both made SDCA's steps 3-8% slower on Dutch)."""
+    one function for both made SDCA's steps 3-8% slower on Dutch). NaN also where a
+    token's scores span more than :data:`_SPAN` (an emission would underflow to 0 while a
+    transition may favour it: the scaled recursion would lose that mass without a scale
+    factor leaving its range; :func:`edge_potentials` checks the tables likewise)."""
     logz = (T - 1) * trans_max
     for t in range(T):
         s = scores[t * K:(t + 1) * K]
         e = emit[t * K:(t + 1) * K]
         mx = -np.inf
+        mn = np.inf
         for k in range(K):
             mx = max(mx, s[k])
+            mn = min(mn, s[k])
+        if mx - mn > _SPAN:
+            return np.nan
         logz += mx
         for k in range(K):
             e[k] = fexp(s[k] - mx)
@@ -731,10 +742,11 @@ def edge_potentials(w, n_attr, K, seq, i, G, trans):
     i (edge t into token t + 1, its transition attributes ``seq.edge_*``) into
     ``G[t*K*K:]``, and exp(G_t - m_t) into ``trans`` likewise, m_t the largest entry of
     G_t (unless ``trans`` is empty: for Viterbi); returns the mean of the m_t, which the
-    recursions count T - 1 times in log Z, as they count the one W's max. Each edge is
-    scaled by its own max: with one max over all of them, an edge far below it underflowed
-    while its own terms were the ones that mattered. The attributes add in the CSR's
-    order, each table from W."""
+    recursions count T - 1 times in log Z, as they count the one W's max, or NaN where a
+    table spans more than :data:`_SPAN` (the recursion then goes to log space). Each edge
+    is scaled by its own max: with one max over all of them, an edge far below it
+    underflowed while its own terms were the ones that mattered. The attributes add in the
+    CSR's order, each table from W."""
     KK = K * K
     ow = transition_offset(n_attr, K)
     oe = ow + KK
@@ -759,9 +771,11 @@ def edge_potentials(w, n_attr, K, seq, i, G, trans):
                 for j in range(KK):
                     g[j] += wb[j]
         mx = -np.inf
+        mn = np.inf
         for j in range(KK):
             mx = max(mx, g[j])
-        total += mx
+            mn = min(mn, g[j])
+        total += mx if mx - mn <= _SPAN else np.nan
         if len(trans) > 0:
             e = trans[t * KK:(t + 1) * KK]
             for j in range(KK):
