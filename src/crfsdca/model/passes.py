@@ -57,7 +57,7 @@ from .oracle import (
     transition_potentials,
     unary_scores,
 )
-from .stats import add_dense_outer
+from .stats import add_dense_outer, add_edge_label_stats, add_edge_marginal_stats
 
 CHUNK_TOKENS = 512
 """Tokens of a pass's chunk: small enough to feed 64 threads on CoNLL-2000 (413 chunks)."""
@@ -331,25 +331,16 @@ def _edge_chain(w, n_attr, K, seq, i, ws, G, weight, out):
     """log Z and score(x_i, y_i) of sequence i of a split with transition attributes, its
     unary marginals in ``ws.unary`` and its pairwise ones summed over the edges in
     ``ws.pair[:K*K]``; the edges' W_B rows of c_i (E_nu[F] - F(x_i, y_i)) added into
-    ``out`` on the way (each edge's attributes in turn, in token order)."""
+    ``out`` on the way (:mod:`.stats`' edge sums, the marginals' then the gold labels')."""
     KK = K * K
     oe = transition_offset(n_attr, K) + KK
     start = seq.offsets[i]
     T = seq.offsets[i + 1] - start
-    real = len(seq.edge_values) > 0
     emax = edge_potentials(w, n_attr, K, seq, i, G, ws.trans)
     logz = strided_marginals(ws, T, K, G, 0, emax, 0.0, NO_LABELS, 0, False, KK)[0]
     score = strided_labeling_score(ws.scores, T, K, G, 0, KK, seq.labels, start)
-    for t in range(T - 1):
-        pt = ws.pair[t * KK:(t + 1) * KK]
-        tok = start + t + 1
-        gold = seq.labels[tok - 1] * K + seq.labels[tok]
-        for p in range(seq.edge_indptr[tok], seq.edge_indptr[tok + 1]):
-            v = weight * (seq.edge_values[p] if real else 1.0)
-            row = out[oe + seq.edge_indices[p] * KK:oe + (seq.edge_indices[p] + 1) * KK]
-            for j in range(KK):
-                row[j] += v * pt[j]
-            row[gold] -= v
+    add_edge_marginal_stats(out, weight, ws.pair, 0, K, oe, seq, i)
+    add_edge_label_stats(out, -weight, K, oe, seq, i)
     first = ws.pair[:KK]
     for t in range(1, T - 1):
         pt = ws.pair[t * KK:(t + 1) * KK]
