@@ -5,7 +5,9 @@ installed, so a user who swapped the import would get "estimator is not supporte
 module registers an explanation of :class:`crfsdca.CRF` with eli5's dispatch: the state
 weights of each label (top features per label, with eli5's ``top``, ``targets``,
 ``target_names``, ``feature_re``, ``feature_filter``) and the transition matrix, labels
-ordered for NER (B-X, I-X grouped). :mod:`crfsdca.estimator` calls :func:`install` with
+ordered for NER (B-X, I-X grouped). A model's transition attributes (W_B[e, k, l]) have no
+table of their own in eli5: each (e, k) is a feature ``"<e> prev=<k>"`` of every label l
+it leads into, ranked with the state features. :mod:`crfsdca.estimator` calls :func:`install` with
 its class so that registration happens when eli5 is imported, before or after crfsdca, without
 importing eli5 (a second of start-up) when the user does not.
 """
@@ -35,6 +37,13 @@ def explain_crf_weights(crf, top=20, target_names=None, targets=None, feature_re
     active = np.flatnonzero(np.any(layout.emission(model.weights) != 0, axis=1))
     names = np.array([model.attributes[a] for a in active], dtype=object)
     state = layout.emission(model.weights)[active].T  # labels x active attributes
+    WB = layout.edges(model.weights)
+    if WB.size:  # transition attributes: (e, previous label) as features of the next label
+        e, k = np.nonzero(np.any(WB != 0, axis=2))
+        edge_names = [f"{model.transition_attributes[a]} prev={classes[b]}"
+                      for a, b in zip(e.tolist(), k.tolist(), strict=True)]
+        names = np.concatenate([names, np.array(edge_names, dtype=object)])
+        state = np.hstack([state, WB[e, k, :].T])
     if feature_filter is not None or feature_re is not None:
         kept, indices = FeatureNames(names).handle_filter(feature_filter, feature_re)
         names, state = np.array(kept.feature_names, dtype=object), state[:, indices]

@@ -675,7 +675,6 @@ class CRF(BaseEstimator):
         model = self._current_model()
         if model is None:
             return None
-        self._plain_transitions("the Tagger (tagger_, predict_single)")
         cached = getattr(self, "_tagger_cache", None)
         if cached is None or cached[0] is not model:
             cached = (model, Tagger.from_model(model))
@@ -729,7 +728,6 @@ class CRF(BaseEstimator):
         if constraints is None and forced is None and not always:
             return None
         model = self.model_
-        self._plain_transitions("constrained and n-best decoding")
         A, K = len(model.attributes), len(model.labels)
         chain = make_chain(model.weights, A, K, constraint_masks(constraints, model.labels))
         lengths = [len(xseq) for xseq in X]
@@ -740,13 +738,6 @@ class CRF(BaseEstimator):
         fixed = Forced(np.append(fixed.indptr[keep], fixed.indptr[-1]), fixed.positions,
                        fixed.labels)
         return chain, fixed, keep
-
-    def _plain_transitions(self, what: str) -> None:
-        """ConfigError naming ``what`` when the model has transition attributes (which
-        only ``predict`` decodes so far)."""
-        if self.model_.transition_attributes:
-            raise ConfigError(f"{what} of a model with transition attributes is not "
-                              "supported yet: use predict")
 
     def predict(self, X, constraints=None, forced=None) -> list[list[str]]:
         """The most likely label sequence (Viterbi) of every sequence of ``X``.
@@ -819,7 +810,6 @@ class CRF(BaseEstimator):
         ({(label_from, label_to): p}). ``constraints`` and ``forced`` as ``predict``
         takes them: the marginals are then those of the constrained distribution."""
         model = self.model_
-        self._plain_transitions("predict_marginals")
         if not pairwise and constraints is None and forced is None:
             seq, keep, n = self._encode_x(X)
             out: list[list[dict]] = [[] for _ in range(n)]

@@ -45,6 +45,7 @@ import numpy as np
 
 from .data.items import _DICT, _STR, _VALUE_TYPES, add_sequence, pair_names, pair_weights
 from .data.sequences import NO_VALUES, Sequences
+from .data.transitions import known_split
 from .model.constraints import constraint_masks, forced_of_one
 from .model.decoding import (
     NO_FORCED,
@@ -54,15 +55,19 @@ from .model.decoding import (
     infeasible,
     make_chain,
     mask_scores,
+    masked_edge_tables,
     n_best,
     n_best_buffers,
 )
 from .model.oracle import (
+    NO_LABELS,
+    edge_tables,
     entry_scores,
-    forward_backward,
-    forward_logz,
-    labeling_score,
     make_workspace,
+    strided_labeling_score,
+    strided_logz,
+    strided_marginals,
+    strided_viterbi,
     transition_offset,
     unary_scores,
     viterbi,
@@ -84,8 +89,10 @@ class ParsedDump:
     ``header``: {field: str}; ``labels``, ``attributes``: {name: id as str} (strings, as
     python-crfsuite parses them from CRFsuite's dump); ``transitions``: {(from, to):
     weight}; ``state_features``: {(attribute, label): weight}; and, crfsdca's own,
-    ``bias``: {(label, "every" | "first" | "last"): weight}. Only nonzero weights are
-    listed, at full precision (python-crfsuite's are rounded to 6 decimals).
+    ``bias``: {(label, "every" | "first" | "last"): weight} and
+    ``transition_attributes``: {(transition attribute, from, to): weight} (W_B; empty
+    without). Only nonzero weights are listed, at full precision (python-crfsuite's are
+    rounded to 6 decimals).
     """
 
     def __init__(self):
@@ -95,6 +102,7 @@ class ParsedDump:
         self.transitions: dict[tuple[str, str], float] = {}
         self.state_features: dict[tuple[str, str], float] = {}
         self.bias: dict[tuple[str, str], float] = {}
+        self.transition_attributes: dict[tuple[str, str, str], float] = {}
 
 
 def _load(name) -> Model:
@@ -266,15 +274,18 @@ def _weights(values: list[float]) -> np.ndarray:
 class _Decoder:
     """A model made ready to decode: vocabularies as dicts, the model's chain and those of
     the constraints asked for. Read-only once made (the cache of chains aside, whose
-    entries are only added), so that threads share it."""
+    entries are only added), so that threads share it. A model with transition
+    attributes (``E`` > 0) knows them by name after its attributes (ids A to A + E - 1)."""
 
     def __init__(self, model: Model):
         self.model = model
         self.w = model.weights
         self.labels = list(model.labels)
         self.A, self.K = len(model.attributes), len(model.labels)
+        self.E = len(model.transition_attributes)
         self.label_ids = {lab: k for k, lab in enumerate(self.labels)}
-        self.attribute_ids = {a: i for i, a in enumerate(model.attributes)}
+        self.attribute_ids = {a: i for i, a in
+                              enumerate(model.attributes + model.transition_attributes)}
         self.plain = make_chain(self.w, self.A, self.K, None)
         self.chains: dict = {}
 
@@ -297,7 +308,10 @@ class _Decoder:
 
     def entries(self, items: list, pairs: PairIds) -> tuple[np.ndarray, np.ndarray] | None:
         """(attribute ids, weights) of every entry of a sequence of the common items, lists
-        of strings or flat dicts (``entry_scores``'s input), or None for others."""
+        of strings or flat dicts (``entry_scores``'s input), or None for others and for
+        every sequence of a model with transition attributes."""
+        if self.E:
+            return None
         ids = _list_ids(items, self.attribute_ids.get)
         if ids is not None:
             return ids, NO_VALUES
@@ -321,15 +335,26 @@ class _Decoder:
 class _Sequence:
     """One thread's side of a tagger: its workspace and cache of item pairs, and the
     sequence it set (its masked unary scores, its chain, log Z and the marginals once
-    computed)."""
+    computed; with transition attributes, its edges' masked tables ``G``, their
+    exponentials ``etrans`` and their max ``gmax``)."""
 
     def __init__(self, decoder: _Decoder):
         self.decoder = decoder
         self.pairs = PairIds()
         self.ws = None
         self.buffers = None
+        self.G = self.etrans = None
+        self.gmax = 0.0
         self.reserve(8)
         self.clear()
+
+    def transitions(self) -> tuple:
+        """(tw, ow, stride, trans, tmax) of the set sequence's transitions, as the
+        oracle's ``strided_*`` functions take them."""
+        if self.decoder.E:
+            return self.G, 0, self.decoder.K ** 2, self.etrans, self.gmax
+        c = self.chain
+        return c.tw, transition_offset(c.tA, self.decoder.K), 0, c.trans, c.tmax
 
     def n_best_buffers(self, k: int) -> tuple:
         """``n_best``'s buffers for k labelings of the workspace's length, kept."""
@@ -351,21 +376,25 @@ class _Sequence:
             return
         size = max(T, 2 * len(self.ws.scale) if self.ws is not None else 2)
         self.ws = make_workspace(size, self.decoder.K)
+        if self.decoder.E:
+            self.G, self.etrans = (edge_tables(size, self.decoder.K) for _ in range(2))
 
     def log_z(self) -> float:
         if self.logz is None:
-            c, K = self.chain, self.decoder.K
-            self.logz = float(forward_logz(self.ws._replace(trans=c.trans), self.T, K, c.tmax,
-                                           c.tw, transition_offset(c.tA, K)))
+            tw, ow, stride, trans, tmax = self.transitions()
+            self.logz = float(strided_logz(self.ws._replace(trans=trans), self.T,
+                                           self.decoder.K, tmax, tw, ow, stride))
         return self.logz
 
     def marginals(self) -> list[list[float]]:
         """The unary marginals of the set sequence ([t][k], floats), computed once with
         the pairwise ones."""
         if self.unary is None:
-            c, T, K = self.chain, self.T, self.decoder.K
-            ws = self.ws._replace(trans=c.trans)
-            self.logz = float(forward_backward(ws, T, K, c.tmax, c.tw, c.tA))
+            T, K = self.T, self.decoder.K
+            tw, ow, stride, trans, tmax = self.transitions()
+            ws = self.ws._replace(trans=trans)
+            self.logz = float(strided_marginals(ws, T, K, tw, ow, tmax, 0.0, NO_LABELS, 0,
+                                                False, stride)[0])
             self.unary = ws.unary[:T * K].reshape(T, K).tolist()
             self.pair = ws.pair[:(T - 1) * K * K].reshape(T - 1, K, K).copy()
         return self.unary
@@ -478,7 +507,8 @@ class Tagger:
         items = list(_xseq_items(xseq))
         T = len(items)
         entries = d.entries(items, s.pairs)  # a bad item raises here
-        seq = encode_sequence(items, d.attribute_ids) if entries is None else None
+        seq = None if entries is not None else known_split(
+            encode_sequence(items, d.attribute_ids), d.A, d.E)
         chain, fixed = d.plain, NO_FORCED
         if constraints is not None or forced is not None:
             chain = d.chain(constraints)
@@ -496,6 +526,8 @@ class Tagger:
         if T and (chain is not d.plain or len(fixed.labels)):
             mask_scores(ws.scores, T, d.K, chain.first, chain.last, fixed.positions,
                         fixed.labels, 0, len(fixed.labels))
+        if T and d.E:
+            s.gmax = masked_edge_tables(d.w, d.A, d.K, seq, 0, chain.pairs, s.G, s.etrans)
         s.clear()
         s.T = T
         s.chain = chain
@@ -521,14 +553,18 @@ class Tagger:
         if many is not None:
             return self._n_best(s, many)
         d, ws, c = s.decoder, s.ws, s.chain
-        viterbi(ws.scores, T, d.K, c.tw, c.tA, ws.emit, ws.back, ws.path)
+        if d.E:
+            strided_viterbi(ws.scores, T, d.K, s.G, 0, d.K ** 2, ws.emit, ws.back, ws.path)
+        else:
+            viterbi(ws.scores, T, d.K, c.tw, c.tA, ws.emit, ws.back, ws.path)
         names = d.labels
         return [names[k] for k in ws.path[:T].tolist()]
 
     def _n_best(self, s: _Sequence, k: int) -> list[tuple[list[str], float]]:
-        T, K, c, names = s.T, s.decoder.K, s.chain, s.decoder.labels
+        T, K, names = s.T, s.decoder.K, s.decoder.labels
+        tw, ow, stride, _, _ = s.transitions()
         bufs = s.n_best_buffers(k)
-        found = n_best(s.ws.scores, T, K, c.tw, c.tA, k, *bufs)
+        found = n_best(s.ws.scores, T, K, tw, ow, stride, k, *bufs)
         paths, scores = bufs[-2][:found * T].reshape(found, T).tolist(), bufs[-1]
         logz = s.log_z()
         return [([names[y] for y in path], math.exp(scores[r] - logz))
@@ -546,7 +582,8 @@ class Tagger:
             raise ValueError(f"The numbers of items and labels differ: |x| = {T}, "
                              f"|y| = {len(yseq)}")
         y = np.array([d.label_id(lab) for lab in yseq], dtype=np.int32)
-        score = labeling_score(s.ws.scores, T, d.K, s.chain.tw, s.chain.tA, y, 0)
+        tw, ow, stride, _, _ = s.transitions()
+        score = strided_labeling_score(s.ws.scores, T, d.K, tw, ow, stride, y, 0)
         return math.exp(score - s.log_z())
 
     def marginal(self, y, pos) -> float:
@@ -603,4 +640,7 @@ def _parsed_dump(model: Model) -> ParsedDump:
         out.state_features[attributes[a], labels[k]] = float(E[a, k])
     for k, c in zip(*np.nonzero(B), strict=True):
         out.bias[labels[k], ("every", "first", "last")[c]] = float(B[k, c])
+    WB, names = layout.edges(w), model.transition_attributes
+    for e, k, j in zip(*np.nonzero(WB), strict=True):
+        out.transition_attributes[names[e], labels[k], labels[j]] = float(WB[e, k, j])
     return out

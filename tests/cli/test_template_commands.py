@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+from crfsdca import CRF, templates
 from crfsdca.cli import main
 from crfsdca.model_file import load_model
+from tests.helpers.tag_output import blocks
 
 TEMPLATE = """\
 # Unigram
@@ -75,9 +78,31 @@ def test_b_lines_that_read_the_input_from_learn_to_tag_and_dump(files, tmp_path,
     capsys.readouterr()
     assert main(["tag", "-T", str(template), "-m", model, "-t", "-q", test]) == 0
     assert "Item accuracy: 9 / 9 (1.0000)" in capsys.readouterr().out
-    assert main(["tag", "-T", str(template), "-m", model, "-i", test]) == 2
-    assert "-i: not supported yet for a model with transition attributes" in \
-        capsys.readouterr().err
+    # every option of tag, through the estimator's kernels: the same numbers
+    crf = CRF(model_filename=model)
+    X = templates.load_template(str(template)).items(templates.read_columns(test).X)
+    assert main(["tag", "-T", str(template), "-m", model, "-n", "3", "-c", "BIO", test]) == 0
+    got = blocks(capsys.readouterr().out)
+    best = crf.predict_n_best(X, 3, constraints="BIO")
+    assert [[labels for _, _, labels in g] for g in got] == [[y for y, _ in b] for b in best]
+    np.testing.assert_allclose([p for g in got for _, p, _ in g],
+                               [p for b in best for _, p in b], atol=1e-6)
+    assert main(["tag", "-T", str(template), "-m", model, "-p", "-l", "--forbid", "B-NP",
+                 "B-VP", test]) == 0
+    out = capsys.readouterr().out.strip("\n").split("\n\n")
+    given = dict(constraints=[("B-NP", "B-VP")])
+    tagger = crf.tagger_
+    for block, x, m, y in zip(out, X, crf.predict_marginals(X, **given),
+                              crf.predict(X, **given), strict=True):
+        lines = block.split("\n")
+        tagger.set(x, **given)
+        assert float(lines[1].split("\t")[1]) == pytest.approx(tagger.probability(y),
+                                                               abs=1e-6)
+        for line, row, label in zip(lines[2:], m, y, strict=True):
+            fields = line.split("\t")
+            assert fields[0] == label
+            assert [float(f.split(":")[1]) for f in fields[1:]] == pytest.approx(
+                [row[lab] for lab in crf.classes_], abs=1e-6)
     assert main(["dump", model]) == 0
     out = capsys.readouterr().out
     assert "format: crfsdca-model 2" in out and "  (2) B~B01:NN: B-NP --> I-NP: " in out

@@ -17,6 +17,7 @@ from crfsdca.model.constraints import SCHEMES, Masks, constraint_masks
 from crfsdca.model.layout import WeightLayout
 from crfsdca.model_file import Model, save_model
 from crfsdca.tagger import Tagger
+from tests.helpers.tag_output import blocks
 
 # ------------------------------------------------------------------ the schemes' grammars
 
@@ -191,20 +192,6 @@ def tagged(tmp_path_factory):
     model = root / "m.model"
     assert main(["learn", "-q", "-m", str(model), "-p", "c2=0.01", str(train)]) == 0
     return str(model), str(test), X, y, CRF(model_filename=str(model))
-
-
-def blocks(out: str):
-    """The n-best output as [[(rank, probability, labels)] per sequence]: blocks apart
-    by blank lines, each headed '# RANK PROBABILITY'; rank 0 begins a sequence's."""
-    sequences: list[list] = []
-    for block in out.strip("\n").split("\n\n"):
-        head, *labels = block.split("\n")
-        mark, rank, prob = head.split(" ")
-        assert mark == "#"
-        if int(rank) == 0:
-            sequences.append([])
-        sequences[-1].append((int(rank), float(prob), labels))
-    return sequences
 
 
 def test_tag_n_best_prints_the_estimator_s_n_best(tagged, capsys):

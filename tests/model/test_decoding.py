@@ -1,8 +1,9 @@
 """Decoding beyond Viterbi against brute force, every labeling of short sequences listed:
 the n best labelings (order, scores, probabilities), constrained Viterbi, the marginals
 and probabilities of the constrained distribution, the pairwise marginals; at the
-kernels (``crfsdca.model.decoding``) on drawn chains, then through ``CRF`` and ``Tagger``
-on drawn models with crfsdca's bias weights."""
+kernels (``crfsdca.model.decoding``) on drawn chains, then through ``CRF``, ``Tagger``
+and ``crfsdca tag`` on drawn models with crfsdca's bias weights, with and without
+transition attributes (a table per edge)."""
 
 from __future__ import annotations
 
@@ -117,7 +118,7 @@ def run_n_best(S, W, k, masks=None, forced=None):
     mask_scores(scores, T, K, chain.first, chain.last, fixed.positions, fixed.labels, 0,
                 len(fixed.labels))
     bufs = n_best_buffers(T, K, k)
-    found = n_best(scores, T, K, chain.tw, chain.tA, k, *bufs)
+    found = n_best(scores, T, K, chain.tw, 3 * K, 0, k, *bufs)
     paths = bufs[-2][:found * T].reshape(found, T)
     return [tuple(p) for p in paths.tolist()], bufs[-1][:found].tolist(), chain, scores, fixed
 
@@ -171,22 +172,28 @@ def test_n_best_breaks_ties_as_viterbi():
 
 LABELS = ["O", "B-X", "I-X", "B-Y", "I-Y", "E-X", "S-Y"]
 ATTRS = ["a", "b", "c"]
+EDGE_ATTRS = ["B~p", "B~q"]
+"""The transition attributes of the second model (``transition_prefix`` "B~")."""
 
 
-def model_score(E, B, W, xseq, y):
-    """score(x, y) with crfsdca's bias weights (every, first, last position)."""
+def model_score(model, xseq, y):
+    """score(x, y) with crfsdca's bias weights (every, first, last position) and the
+    transition attributes of the tokens after the first (W_B of the pair into them)."""
+    layout, w = model.layout, model.weights
+    E, B, W, WB = (f(w) for f in (layout.emission, layout.bias, layout.transition,
+                                  layout.edges))
     T = len(y)
-    s = sum(E[ATTRS.index(a), y[t]] for t in range(T) for a in xseq[t])
+    s = sum(E[ATTRS.index(a), y[t]] for t in range(T) for a in xseq[t] if a in ATTRS)
     s += sum(B[y[t], 0] for t in range(T)) + B[y[0], 1] + B[y[-1], 2]
+    s += sum(WB[model.transition_attributes.index(a), y[t - 1], y[t]]
+             for t in range(1, T) for a in xseq[t] if a in model.transition_attributes)
     return s + sum(W[y[t], y[t + 1]] for t in range(T - 1))
 
 
 def model_distribution(model, xseq, masks, forced):
-    layout = model.layout
-    E, B, W = (f(model.weights) for f in (layout.emission, layout.bias, layout.transition))
     T, K = len(xseq), len(model.labels)
     ys = [y for y in itertools.product(range(K), repeat=T) if allowed(y, masks, forced)]
-    scores = np.array([model_score(E, B, W, xseq, y) for y in ys])
+    scores = np.array([model_score(model, xseq, y) for y in ys])
     if not ys:
         return [], scores, None, None, None
     logz = np.logaddexp.reduce(scores)
@@ -199,14 +206,25 @@ def model_distribution(model, xseq, masks, forced):
     return ys, p, unary, pair, logz
 
 
-@pytest.fixture(scope="module")
-def fitted(tmp_path_factory):
-    """A CRF whose model has random weights (bias included), its labels ``LABELS``."""
+def random_model(tmp_path_factory, edges: list[str]):
+    """A CRF whose model has random weights (bias included), its labels ``LABELS`` and
+    its transition attributes ``edges``."""
     rng = np.random.default_rng(7)
-    model = Model(LABELS, ATTRS, rng.normal(size=WeightLayout(len(ATTRS), len(LABELS)).dim))
+    layout = WeightLayout(len(ATTRS), len(LABELS), len(edges))
+    model = Model(LABELS, ATTRS, rng.normal(size=layout.dim), transition_attributes=edges)
     path = tmp_path_factory.mktemp("m") / "random.model"
     save_model(path, model)
     return CRF(model_filename=str(path)), model
+
+
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory):
+    return random_model(tmp_path_factory, [])
+
+
+@pytest.fixture(scope="module")
+def fitted_edges(tmp_path_factory):
+    return random_model(tmp_path_factory, EDGE_ATTRS)
 
 
 CONSTRAINTS = st.one_of(
@@ -214,13 +232,30 @@ CONSTRAINTS = st.one_of(
     st.lists(st.tuples(st.sampled_from(LABELS), st.sampled_from(LABELS)), max_size=20))
 SEQUENCES = st.lists(st.lists(st.sampled_from(ATTRS), max_size=2, unique=True), min_size=1,
                      max_size=4)
+EDGE_SEQUENCES = st.lists(st.lists(st.sampled_from(ATTRS + EDGE_ATTRS), max_size=3,
+                                   unique=True), min_size=1, max_size=4)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[
     HealthCheck.function_scoped_fixture])
 @given(st.lists(SEQUENCES, min_size=1, max_size=3), CONSTRAINTS, st.data())
 def test_estimator_and_tagger_against_brute_force(fitted, X, constraints, data):
-    crf, model = fitted
+    check_against_brute_force(*fitted, X, constraints, data)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[
+    HealthCheck.function_scoped_fixture])
+@given(st.lists(EDGE_SEQUENCES, min_size=1, max_size=3), CONSTRAINTS, st.data())
+def test_transition_attributes_against_brute_force(fitted_edges, X, constraints, data):
+    """The same with a table per edge: transition attributes on the items (on a first
+    item they are dropped, as in training)."""
+    check_against_brute_force(*fitted_edges, X, constraints, data)
+
+
+def check_against_brute_force(crf, model, X, constraints, data):
+    """predict, the n best, the marginals (unary, pairwise), the tagger's labels, n best,
+    probabilities and marginals of the drawn sequences X under the drawn constraints and
+    forced labels, against the listing of every allowed labeling."""
     K = len(LABELS)
     forced = [data.draw(st.dictionaries(st.integers(0, len(x) - 1), st.sampled_from(LABELS),
                                         max_size=2)) for x in X]

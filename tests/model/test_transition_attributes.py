@@ -181,17 +181,17 @@ def test_the_estimator_learns_transitions_that_read_the_input(tmp_path, algorith
     assert back.checksum == crf.model_.checksum
 
 
-@pytest.mark.parametrize("call, words", [
-    (lambda c, X: c.predict_marginals(X), "predict_marginals of a model with transition"),
-    (lambda c, X: c.predict_n_best(X, 2), "n-best decoding of a model with transition"),
-    (lambda c, X: c.predict(X, constraints="BIO"), "constrained and n-best"),
-    (lambda c, X: c.tagger_, "the Tagger"),
-])
-def test_what_is_not_offered_yet_is_one_error(call, words):
-    X, y = _switching(20)
-    crf = CRF(c2=0.1, transition_prefix="B~", max_iterations=5).fit(X, y)
-    with pytest.raises(ConfigError, match=words):
-        call(crf, X)
+def test_tagger_info_and_eli5_show_w_b():
+    X, y = _switching(40)
+    crf = CRF(c2=0.1, transition_prefix="B~").fit(X, y)
+    W = crf.transition_attributes_
+    assert crf.tagger_.info().transition_attributes == W
+    eli5 = pytest.importorskip("eli5")
+    weights = eli5.explain_weights(crf, top=1000)
+    shown = {(f.feature, t.target): f.weight for t in weights.targets
+             for f in t.feature_weights.pos + t.feature_weights.neg}
+    for (e, a, b), v in W.items():
+        assert shown[f"{e} prev={a}", b] == pytest.approx(v)
 
 
 @pytest.mark.parametrize("params, words", [

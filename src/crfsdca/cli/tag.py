@@ -86,16 +86,15 @@ def run(args: argparse.Namespace) -> int:
         encoded = encode_for(model, inst)
     seq, names = encoded
     decoded = None
-    if model.transition_attributes:
-        pred = _transition_labels(args, model, seq)
-    elif args.n_best or args.constraints or args.forbid or args.force:
-        decoded = _decode(args, model, seq, names)  # numba's kernels; checks the options
+    if model.transition_attributes or args.n_best or args.constraints or args.forbid \
+            or args.force:  # numba's kernels (numpy's tagger has no transition attributes)
+        decoded = _decode(args, model, seq, names)  # checks the options
         pred = decoded.labels
     else:
         pred = predict(model.layout, model.weights, seq)  # numba's labels, without numba
     seconds = time.perf_counter() - t0
     ranks = decoded.ranks if decoded is not None else [pred]
-    scores = ([path_scores(model.layout, model.weights, seq, y) for y in ranks]
+    scores = ([_path_scores(model, seq, y, path_scores) for y in ranks]
               if args.probability else None)
     if not args.quiet:
         lines = []
@@ -124,21 +123,14 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _transition_labels(args, model, seq):
-    """The Viterbi labels of a model with transition attributes (numba's kernel), or a
-    ConfigError for what such a model does not offer yet."""
-    asked = [flag for flag, given in (("-n", args.n_best), ("-c", args.constraints),
-                                      ("--forbid", args.forbid), ("--force", args.force),
-                                      ("-p", args.probability), ("-i", args.marginal),
-                                      ("-l", args.marginal_all)) if given]
-    from ..errors import ConfigError  # as _decode: loaded when the command runs
+def _path_scores(model, seq, y, numpy_scores):
+    """score(x_i, y_i) of every sequence (``numpy_scores``: numpy's, for a model without
+    transition attributes)."""
+    if not model.transition_attributes:
+        return numpy_scores(model.layout, model.weights, seq, y)
+    from ..model.decoding import labeling_scores  # numba's, as _decode's
 
-    if asked:
-        raise ConfigError(f"{', '.join(asked)}: not supported yet for a model with "
-                          "transition attributes (B templates that read the input)")
-    from ..model.objective import predict as viterbi_labels  # numba, for this model only
-
-    return viterbi_labels(model.weights, seq, len(model.attributes), len(model.labels))
+    return labeling_scores(model.weights, len(model.attributes), len(model.labels), seq, y)
 
 
 def template_instances(template_path: str, text: str, path: str):

@@ -16,6 +16,12 @@ position keeps its k best partial labelings, sorted, merged from the k best of e
 label before; ties are broken as :func:`~crfsdca.model.oracle.viterbi` breaks them (the
 smaller previous label, then the better rank), so that the best of the n is Viterbi's
 labeling, with its score bit for bit.
+
+A model with transition attributes (:mod:`crfsdca.data.transitions`) has a table of
+log-potentials per edge (:func:`~crfsdca.model.oracle.edge_potentials`); a constraint
+masks each of them as it masks W (:func:`masked_edge_tables`), and the kernels read edge
+t's table at ``t * K*K`` (the oracle's ``strided_*`` functions). Which labelings a
+constraint allows does not depend on the weights, so :func:`feasible` reads the masked W.
 """
 
 from __future__ import annotations
@@ -29,9 +35,16 @@ from ..errors import ConfigError
 from ..runtime.jit import NJIT, aligned_zeros
 from .constraints import Forced, Masks
 from .oracle import (
+    NO_LABELS,
+    edge_potentials,
+    edge_tables,
     forward_backward,
     forward_logz,
     make_workspace,
+    strided_labeling_score,
+    strided_logz,
+    strided_marginals,
+    strided_viterbi,
     transition_offset,
     transition_potentials,
     unary_scores,
@@ -49,7 +62,9 @@ class Chain(NamedTuple):
     ``tA`` attributes (the model's weights and A, or a vector of 3K + K*K entries and 0);
     ``trans`` = exp(W - ``tmax``) of its transitions (:func:`transition_potentials`);
     ``first`` and ``last``: K log-masks added to the first and last unary scores, or
-    :data:`NO_MASK`."""
+    :data:`NO_MASK`; ``pairs``: the K*K log-mask of the transitions (:data:`NO_MASK`:
+    none), which :func:`masked_edge_tables` adds to every edge's table of a model with
+    transition attributes."""
 
     tw: np.ndarray
     tA: int
@@ -57,6 +72,7 @@ class Chain(NamedTuple):
     tmax: float
     first: np.ndarray
     last: np.ndarray
+    pairs: np.ndarray
 
 
 def make_chain(w: np.ndarray, A: int, K: int, masks: Masks | None) -> Chain:
@@ -65,11 +81,13 @@ def make_chain(w: np.ndarray, A: int, K: int, masks: Masks | None) -> Chain:
     trans = aligned_zeros(K * K)
     ow = transition_offset(A, K)
     if masks is None:
-        return Chain(w, A, trans, transition_potentials(w, ow, K, trans), NO_MASK, NO_MASK)
+        return Chain(w, A, trans, transition_potentials(w, ow, K, trans), NO_MASK, NO_MASK,
+                     NO_MASK)
     tw = aligned_zeros(3 * K + K * K)
     tw[3 * K:] = np.where(masks.allowed.ravel(), w[ow:ow + K * K], -np.inf)
     tmax = transition_potentials(tw, 3 * K, K, trans)
-    return Chain(tw, 0, trans, tmax, _log_mask(masks.first), _log_mask(masks.last))
+    return Chain(tw, 0, trans, tmax, _log_mask(masks.first), _log_mask(masks.last),
+                 _log_mask(masks.allowed.ravel()))
 
 
 def _log_mask(allowed: np.ndarray) -> np.ndarray:
@@ -146,17 +164,17 @@ def feasible(T, K, tw, tA, first, last, positions, labels, lo, hi):
 
 
 @njit(**NJIT)
-def n_best(scores, T, K, tw, tA, k, delta, size, back, head, hval, paths, best):
+def n_best(scores, T, K, tw, ow, stride, k, delta, size, back, head, hval, paths, best):
     """The ``k`` best labelings of the chain of unary scores ``scores[:T*K]`` and the
-    transitions of ``tw`` (with ``tA`` attributes), by the list Viterbi; returns how many
-    it found: k, or fewer where fewer labelings have a finite score.
+    transition log-potentials ``tw[ow + t * stride:]`` of edge t (``stride`` 0: one
+    table for all), by the list Viterbi; returns how many it found: k, or fewer where
+    fewer labelings have a finite score.
 
     Labeling r goes to ``paths[r*T:(r+1)*T]``, its score to ``best[r]``, best first.
     Scratch: ``delta`` 2*K*k scores (per label, its partial labelings' scores, sorted),
     ``size`` 2*K counts, ``back`` T*K*k codes (previous label * k + its rank), ``head``
     and ``hval`` K each (the merge's position and value in each previous label's list).
     """
-    ow = transition_offset(tA, K)
     kk = K * k
     for l in range(K):
         delta[l * k] = scores[l]
@@ -167,6 +185,7 @@ def n_best(scores, T, K, tw, tA, k, delta, size, back, head, hval, paths, best):
         prev = delta[cur * kk:(cur + 1) * kk]
         nsize = size[cur * K:(cur + 1) * K]
         s = scores[t * K:(t + 1) * K]
+        e0 = ow + (t - 1) * stride
         for l in range(K):
             out = delta[nxt * kk + l * k:nxt * kk + (l + 1) * k]
             arg = back[(t * K + l) * k:(t * K + l + 1) * k]
@@ -174,7 +193,7 @@ def n_best(scores, T, K, tw, tA, k, delta, size, back, head, hval, paths, best):
             if s[l] > -np.inf:
                 for j in range(K):
                     head[j] = 0
-                    hval[j] = prev[j * k] + tw[ow + j * K + l] if nsize[j] > 0 else -np.inf
+                    hval[j] = prev[j * k] + tw[e0 + j * K + l] if nsize[j] > 0 else -np.inf
                 while n < k:
                     top = -np.inf
                     at = -1
@@ -188,7 +207,7 @@ def n_best(scores, T, K, tw, tA, k, delta, size, back, head, hval, paths, best):
                     arg[n] = at * k + head[at]
                     n += 1
                     head[at] += 1
-                    hval[at] = (prev[at * k + head[at]] + tw[ow + at * K + l]
+                    hval[at] = (prev[at * k + head[at]] + tw[e0 + at * K + l]
                                 if head[at] < nsize[at] else -np.inf)
             size[nxt * K + l] = n
         cur = nxt
@@ -222,11 +241,41 @@ def n_best(scores, T, K, tw, tA, k, delta, size, back, head, hval, paths, best):
 
 
 @njit(**NJIT)
-def _labels_all(w, A, K, seq, tw, tA, first, last, indptr, positions, labels, ws, out):
+def masked_edge_tables(w, A, K, seq, i, pairs, G, trans):
+    """:func:`~crfsdca.model.oracle.edge_potentials` of sequence i with the K*K log-mask
+    ``pairs`` (empty: none) on every edge: -inf in ``G`` and 0 in ``trans`` (unless
+    empty) where it forbids. Returns the tables' max, as ``edge_potentials``."""
+    tmax = edge_potentials(w, A, K, seq, i, G, trans)
+    if len(pairs):
+        KK = K * K
+        for t in range(seq.offsets[i + 1] - seq.offsets[i] - 1):
+            g = G[t * KK:(t + 1) * KK]
+            for j in range(KK):
+                if pairs[j] < 0.0:
+                    g[j] = -np.inf
+            if len(trans):
+                e = trans[t * KK:(t + 1) * KK]
+                for j in range(KK):
+                    if pairs[j] < 0.0:
+                        e[j] = 0.0
+    return tmax
+
+
+@njit(**NJIT)
+def _labels_all(w, A, K, seq, tw, tA, first, last, pairs, indptr, positions, labels, ws, G,
+                out):
+    """Viterbi under the masks of every sequence into ``out``; -1, or the first sequence
+    with no allowed labeling. ``G``: a per-edge buffer (empty: the model has no
+    transition attributes)."""
     for i in range(len(seq.offsets) - 1):
         T = unary_scores(w, A, K, seq, i, ws.scores)
         mask_scores(ws.scores, T, K, first, last, positions, labels, indptr[i], indptr[i + 1])
-        if not viterbi(ws.scores, T, K, tw, tA, ws.emit, ws.back, ws.path) > -np.inf:
+        if len(G):
+            masked_edge_tables(w, A, K, seq, i, pairs, G, G[:0])
+            best = strided_viterbi(ws.scores, T, K, G, 0, K * K, ws.emit, ws.back, ws.path)
+        else:
+            best = viterbi(ws.scores, T, K, tw, tA, ws.emit, ws.back, ws.path)
+        if not best > -np.inf:
             return i
         start = seq.offsets[i]
         for t in range(T):
@@ -235,16 +284,22 @@ def _labels_all(w, A, K, seq, tw, tA, first, last, indptr, positions, labels, ws
 
 
 @njit(**NJIT)
-def _n_best_all(w, A, K, seq, tw, tA, tmax, first, last, indptr, positions, labels, k, ws,
-                delta, size, back, head, hval, pbuf, sbuf, paths, probs, counts):
+def _n_best_all(w, A, K, seq, tw, tA, tmax, first, last, pairs, indptr, positions, labels, k,
+                ws, G, delta, size, back, head, hval, pbuf, sbuf, paths, probs, counts):
     ow = transition_offset(tA, K)
+    KK = K * K
     for i in range(len(seq.offsets) - 1):
         T = unary_scores(w, A, K, seq, i, ws.scores)
         mask_scores(ws.scores, T, K, first, last, positions, labels, indptr[i], indptr[i + 1])
-        m = n_best(ws.scores, T, K, tw, tA, k, delta, size, back, head, hval, pbuf, sbuf)
+        if len(G):
+            gmax = masked_edge_tables(w, A, K, seq, i, pairs, G, ws.trans)
+            m = n_best(ws.scores, T, K, G, 0, KK, k, delta, size, back, head, hval, pbuf, sbuf)
+            logz = strided_logz(ws, T, K, gmax, G, 0, KK) if m else 0.0
+        else:
+            m = n_best(ws.scores, T, K, tw, ow, 0, k, delta, size, back, head, hval, pbuf, sbuf)
+            logz = forward_logz(ws, T, K, tmax, tw, ow) if m else 0.0
         if m == 0:
             return i
-        logz = forward_logz(ws, T, K, tmax, tw, ow)
         start = seq.offsets[i]
         for r in range(m):
             probs[i, r] = np.exp(sbuf[r] - logz)
@@ -255,11 +310,28 @@ def _n_best_all(w, A, K, seq, tw, tA, tmax, first, last, indptr, positions, labe
 
 
 @njit(**NJIT)
-def _marginals_one(w, A, K, seq, i, tw, tA, tmax, first, last, positions, labels, lo, hi,
-                   ws):
+def _marginals_one(w, A, K, seq, i, tw, tA, tmax, first, last, pairs, positions, labels, lo,
+                   hi, ws, G):
     T = unary_scores(w, A, K, seq, i, ws.scores)
     mask_scores(ws.scores, T, K, first, last, positions, labels, lo, hi)
+    if len(G):
+        gmax = masked_edge_tables(w, A, K, seq, i, pairs, G, ws.trans)
+        return strided_marginals(ws, T, K, G, 0, gmax, 0.0, NO_LABELS, 0, False, K * K)[0]
     return forward_backward(ws, T, K, tmax, tw, tA)
+
+
+@njit(**NJIT)
+def _scores_all(w, A, K, seq, y, ws, G, out):
+    """score(x_i, y_i) of every sequence for the labels ``y`` (a label per token)."""
+    ow = transition_offset(A, K)
+    for i in range(len(seq.offsets) - 1):
+        T = unary_scores(w, A, K, seq, i, ws.scores)
+        start = seq.offsets[i]
+        if len(G):
+            edge_potentials(w, A, K, seq, i, G, G[:0])
+            out[i] = strided_labeling_score(ws.scores, T, K, G, 0, K * K, y, start)
+        else:
+            out[i] = strided_labeling_score(ws.scores, T, K, w, ow, 0, y, start)
 
 
 # ---------------------------------------------------------------------------- a split
@@ -281,8 +353,9 @@ def constrained_labels(w, A: int, K: int, seq, chain: Chain, forced: Forced,
     out = np.empty(int(seq.offsets[-1]), dtype=np.int32)
     T = _max_len(seq)
     ws = make_workspace(T, K)
-    bad = _labels_all(w, A, K, seq, chain.tw, chain.tA, chain.first, chain.last,
-                      forced.indptr, forced.positions, forced.labels, ws, out)
+    bad = _labels_all(w, A, K, seq, chain.tw, chain.tA, chain.first, chain.last, chain.pairs,
+                      forced.indptr, forced.positions, forced.labels, ws,
+                      edge_tables(T, K, seq.has_edges), out)
     _raise_infeasible(bad, numbers)
     return out
 
@@ -304,16 +377,34 @@ def n_best_labels(w, A: int, K: int, seq, k: int, chain: Chain, forced: Forced,
     with no allowed labeling."""
     n, N = len(seq.offsets) - 1, int(seq.offsets[-1])
     T = _max_len(seq)
-    ws = make_workspace(T, K)._replace(trans=chain.trans)
+    ws = _workspace(seq, T, K, chain)
     paths = np.zeros((k, N), dtype=np.int32)
     probs = np.zeros((n, k))
     counts = np.zeros(n, dtype=np.int64)
     bufs = n_best_buffers(T, K, k)
     bad = _n_best_all(w, A, K, seq, chain.tw, chain.tA, chain.tmax, chain.first, chain.last,
-                      forced.indptr, forced.positions, forced.labels, k, ws, *bufs, paths,
-                      probs, counts)
+                      chain.pairs, forced.indptr, forced.positions, forced.labels, k, ws,
+                      edge_tables(T, K, seq.has_edges), *bufs, paths, probs, counts)
     _raise_infeasible(bad, numbers)
     return NBest(paths, probs, counts)
+
+
+def _workspace(seq, T: int, K: int, chain: Chain):
+    """A workspace for the sequences of ``seq`` under ``chain``: its ``trans`` the
+    chain's, or a table per edge for a split with transition attributes."""
+    if seq.has_edges:
+        return make_workspace(T, K, edges=True)
+    return make_workspace(T, K)._replace(trans=chain.trans)
+
+
+def labeling_scores(w, A: int, K: int, seq, y) -> np.ndarray:
+    """score(x_i, y_i) of every sequence of ``seq`` for the labels ``y`` (a label per
+    token), transition attributes included."""
+    T = _max_len(seq)
+    out = np.empty(len(seq.offsets) - 1)
+    _scores_all(w, A, K, seq, np.ascontiguousarray(y, dtype=np.int32),
+                make_workspace(T, K), edge_tables(T, K, seq.has_edges), out)
+    return out
 
 
 def n_best_buffers(T: int, K: int, k: int) -> tuple:
@@ -333,13 +424,15 @@ class MarginalPass:
         self.args = (w, A, K, seq)
         self.chain, self.forced, self.numbers = chain, forced, numbers
         self.K = K
-        self.ws = make_workspace(_max_len(seq), K)._replace(trans=chain.trans)
+        T = _max_len(seq)
+        self.ws = _workspace(seq, T, K, chain)
+        self.G = edge_tables(T, K, seq.has_edges)
         self.offsets = seq.offsets
 
     def __call__(self, i: int):
         c, f, ws, K = self.chain, self.forced, self.ws, self.K
-        logz = _marginals_one(*self.args, i, c.tw, c.tA, c.tmax, c.first, c.last, f.positions,
-                              f.labels, f.indptr[i], f.indptr[i + 1], ws)
+        logz = _marginals_one(*self.args, i, c.tw, c.tA, c.tmax, c.first, c.last, c.pairs,
+                              f.positions, f.labels, f.indptr[i], f.indptr[i + 1], ws, self.G)
         if not logz > -np.inf:
             _raise_infeasible(i, self.numbers)
         T = int(self.offsets[i + 1] - self.offsets[i])

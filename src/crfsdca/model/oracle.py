@@ -327,7 +327,8 @@ def _forward_edges(scores, T, K, trans, trans_max, emit, alpha, scale, e1, label
         mn = np.inf
         for k in range(K):
             mx = max(mx, s[k])
-            mn = min(mn, s[k])
+            if s[k] > -np.inf:  # a label a constraint removed (decoding) is exactly 0
+                mn = min(mn, s[k])
         if mx - mn > _SPAN:
             return np.nan
         logz += mx
