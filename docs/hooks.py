@@ -31,6 +31,7 @@ import ast
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -390,6 +391,46 @@ def transitions_table() -> str:
     return "\n".join(lines)
 
 
+def templates_speed_table() -> str:
+    """``benchmarks/studies/templates_speed.py``'s stored run: per fit (crfsdca's default
+    and at epsilon 1e-7, Wapiti's L-BFGS) and thread count, its median seconds over the
+    rounds (each round's in brackets), Wapiti's median over it, its objective, test chunk
+    F1 and epochs or iterations."""
+    run = json.loads((STUDIES / "runs" / "templates_speed.json").read_text())
+    groups: dict = {}
+    for r in run["rows"]:
+        key = (r["tool"], r["threads"], r.get("epsilon"))
+        groups.setdefault(key, []).append(r)
+    wapiti = {t: statistics.median(x["process_seconds"] for x in rows)
+              for (tool, t, _), rows in groups.items() if tool == "wapiti"}
+    lines = ["| fit | threads | seconds: median (each round) | Wapiti's seconds / these | "
+             "objective | test chunk F1 | epochs (iterations) |",
+             "|---|---|---|---|---|---|---|"]
+    for (tool, threads, eps), rows in groups.items():
+        secs = [x["process_seconds"] for x in rows]
+        med = statistics.median(secs)
+        name = (f"crfsdca, epsilon {eps:g}" + (" (default)" if eps == 3e-4 else "")
+                if tool == "crfsdca" else "Wapiti L-BFGS (-e 1e-6 -w 0)")
+        ratio = f"{wapiti[threads] / med:.1f}x" if tool != "wapiti" and threads in wapiti \
+            else ""
+        objectives = sorted({x["objective"] for x in rows})
+        steps = sorted({x.get("epochs", x.get("iterations")) for x in rows})
+        lines.append(f"| {name} | {threads} | {med:.1f} ("
+                     + ", ".join(f"{x:.1f}" for x in secs) + f") | {ratio} | "
+                     + " - ".join(f"{o:.4f}" for o in objectives) + " | "
+                     + " - ".join(f"{f:.2f}" for f in sorted({x['test_chunk_f1']
+                                                              for x in rows}))
+                     + " | " + " - ".join(f"{x:g}" for x in steps) + " |")
+    reg = run["regularization"]
+    lines += ["", f"{run['data']}; {run['template']}; CRF++'s C = {reg['crfpp_C']:g} "
+                  f"(crfsdca's c2 = {reg['crfsdca_c2']:g}, Wapiti's rho2 = "
+                  f"{reg['wapiti_rho2']:g}). Seconds: the wall time of each training "
+                  "process (start, column files, template, fit), rounds alternated; the "
+                  "objective sum NLL + c2 ||w||^2 by crfsdca's pass at each fit's weights; "
+                  f"{run['machine']}, {run['date']}."]
+    return "\n".join(lines)
+
+
 def minibatch_wall_table() -> str:
     """``benchmarks/studies/minibatch_wall.py``'s stored run: seconds per SDCA epoch for
     each batch size and thread count."""
@@ -566,6 +607,7 @@ def placeholder(name: str) -> str:
                  "bench_suite": suite_table, "studies": studies_table,
                  "templates_vs_wapiti": templates_table,
                  "transitions_vs_wapiti": transitions_table,
+                 "templates_speed": templates_speed_table,
                  "minibatch": lambda: epochs_table("minibatch.json", "B", "mini-batch SDCA"),
                  "minibatch_wall": minibatch_wall_table,
                  "every_core": every_core_table, "small_c2_routes": routes_table,
