@@ -54,8 +54,9 @@ def tiny_data(copies: int = 8):
     return X, y
 
 
-def _use(crf, X, folder: Path) -> None:
-    """What a user does with a fitted model: predict, marginals, save, load, tag."""
+def _use(crf, X, folder: Path, formats=("crfsuite", "hdf5")) -> None:
+    """What a user does with a fitted model: predict, marginals, save (in ``formats``),
+    load, tag."""
     # loaded when the command runs, not for its --help (numpy, numba, h5py)
     from ..tagger import Tagger
 
@@ -72,10 +73,11 @@ def _use(crf, X, folder: Path) -> None:
     crf.predict_single(X[0], constraints=forbid, forced=forced[0])
     crf.tagger_.tag(X[0], n_best=2, forced=forced[0])
     crf.score(X[:4], crf.predict(X[:4]))
-    for fmt in ("crfsuite", "hdf5"):
+    for fmt in formats:
         path = folder / f"model.{fmt}"
         saved = crf.__class__(algorithm=crf.algorithm, c1=crf.c1, c2=crf.c2,
-                              max_iterations=2, model_filename=str(path), model_format=fmt)
+                              max_iterations=2, model_filename=str(path), model_format=fmt,
+                              transition_prefix=crf.transition_prefix)
         saved.fit(X, crf.predict(X))
         loaded = crf.__class__(model_filename=str(path))
         loaded.predict(X[:2])
@@ -109,6 +111,27 @@ def _fits(spec) -> Callable[[], None]:
     return run
 
 
+def _transitions() -> None:
+    """Models with transition attributes (B templates that read the input): fits by SDCA
+    (sequential and in batches on two threads) and L-BFGS, and every decoder
+    (model/decoding.py's per-edge tables, the tagger's)."""
+    # loaded when the command runs, not for its --help (numpy, numba, h5py)
+    from ..estimator import CRF
+
+    X, y = [], []
+    for s in _WORDS * 4:
+        words = s.split()
+        X.append([["w=" + w.lower(), "B~suffix=" + w[-2:]] for w in words])
+        y.append([_TAGS[w.lower()] for w in words])
+    with tempfile.TemporaryDirectory(prefix="crfsdca-precompile-") as tmp:
+        for params in ({}, {"batch_size": 2, "threads": 2}, {"algorithm": "lbfgs"}):
+            crf = CRF(c2=0.1, transition_prefix="B~", max_iterations=3,
+                      all_possible_transitions=True, **params).fit(X, y)
+        _use(crf, X, Path(tmp), formats=("hdf5",))
+        crf.tagger_.tag(X[1], n_best=2)
+        crf.tagger_.probability(crf.predict(X[1:2])[0])
+
+
 def _command_line() -> None:
     """``crfsdca learn`` and ``tag`` on a file in CRFsuite's format."""
     lines = []
@@ -127,6 +150,17 @@ def _command_line() -> None:
         for extra in ([], ["-n", "2", "--forbid", "D", "V"], ["--forbid", "D", "V"]):
             if main(["tag", "-m", model, "-i", "-p", *extra, str(data)]) != 0:
                 raise RuntimeError("crfsdca tag failed on the precompile data")
+        columns = Path(tmp) / "train.data"  # a template's B line that reads the input
+        columns.write_text("\n".join(line.replace("\t", " ").split(" ", 1)[1] + " "
+                                     + line.split("\t", 1)[0] if line else ""
+                                     for line in lines) + "\n")
+        template = Path(tmp) / "template"
+        template.write_text("U00:%x[0,0]\nB\nB01:%x[0,1]\n")
+        if main(["learn", "-q", "-T", str(template), "-m", model, str(columns)]) != 0:
+            raise RuntimeError("crfsdca learn -T failed on the precompile data")
+        if main(["tag", "-T", str(template), "-m", model, "-p", "-l", "-n", "2",
+                 str(columns)]) != 0:
+            raise RuntimeError("crfsdca tag -T failed on the precompile data")
 
 
 def _tuning() -> None:
@@ -144,6 +178,7 @@ def workloads() -> dict[str, Callable[[], None]]:
     name runs alone (``crfsdca precompile --only NAME``)."""
     jobs = {s.name: _fits(s) for s in SOLVERS.values() if s.offered}
     jobs["tuning"] = _tuning
+    jobs["transitions"] = _transitions
     jobs["command-line"] = _command_line
     return jobs
 
