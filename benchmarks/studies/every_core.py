@@ -24,7 +24,9 @@ CRFsuite's example features (``practitioner.load``). Cells: c1 in {0, 0.1} x c2 
 - ``ours``: ``crfsdca.CRF`` with the same arguments but the algorithm, on every usable
   core (``threads`` = the usable cores, passed explicitly: the study pins no BLAS);
 - ``ours-1``: the same on one thread (the same model: a seed fixes it);
-- ``ours-lbfgs``: the tutorial's call unchanged (``algorithm='lbfgs'``), every core.
+- ``ours-lbfgs``: the tutorial's call unchanged (``algorithm='lbfgs'``), every core;
+- ``ours-bB`` and ``ours-bB-1`` (not by default): ``ours`` and ``ours-1`` with
+  ``batch_size=B`` (mini-batch SDCA).
 
 Reported per cell: each tool's median fit seconds over the rounds with the spread, the
 speed-ups over ``sk-100``'s median, the objective in CRFsuite's scale and test F1
@@ -68,15 +70,18 @@ def fit(tool: str, c1: float, c2: float, data, cores: int, workdir: Path) -> dic
         from crfsdca import CRF
 
         kw = {"algorithm": "lbfgs", "max_iterations": 100} if tool == "ours-lbfgs" else {}
+        if tool.startswith("ours-b"):  # ours-bB (every core) and ours-bB-1: batch_size B
+            kw = {"batch_size": int(tool.split("-")[1][1:])}
         crf = CRF(c1=c1, c2=c2, all_possible_transitions=True,
-                  threads=1 if tool == "ours-1" else cores, **kw)
+                  threads=1 if tool.endswith("-1") else cores, **kw)
         t0 = time.perf_counter()
         crf.fit(X, y)
         seconds = time.perf_counter() - t0
         model = crf.model_
+        epochs = crf.training_log_[-1]["epoch"]
     f1, chunk = scores(yt, crf.predict(Xt), model.labels)
     return {"seconds": seconds, "objective": objective(model, X, y, c1, c2), "f1": f1,
-            "chunk_f1": chunk}
+            "chunk_f1": chunk, **({} if tool == "sk-100" else {"epochs": epochs})}
 
 
 def main() -> None:
@@ -114,6 +119,8 @@ def main() -> None:
                         row[f"{tool} obj"] = round(fits[-1]["objective"], 3)
                         row[f"{tool} F1"] = round(fits[-1]["f1"], 4)
                         row[f"{tool} chunk"] = round(fits[-1]["chunk_f1"], 2)
+                        if "epochs" in fits[-1]:
+                            row[f"{tool} epochs"] = fits[-1]["epochs"]
                     if "sk-100" in runs:
                         for tool in runs:
                             if tool != "sk-100":

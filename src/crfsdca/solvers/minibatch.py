@@ -4,13 +4,23 @@ A batch is ``batch_size`` distinct sequences drawn one after another by the samp
 drawn sequence's stored gap is set to 0 until its step is applied (so the gap samplers
 do not draw it again), and a sequence drawn again is drawn anew. Every step of the batch
 is computed against the same weights, the batch's start: its oracle, block gap,
-direction and line search, by whichever thread claims it first, each in its own
-buffers. Then one thread applies the steps in draw order. Before applying a step, the quadratic
-term of its line search is rebased on the weights as they are then (<w, u>, and with
-the elastic net the split of ``l1_split``), and the step is applied only if it raises
-the dual exactly (else it is taken back, a null step, as the sequential kernel does
-with a step that rounding made negative): the dual never falls, and the duality gap
-certifies the weights as with one step at a time.
+direction and line search, by whichever thread claims it first (the longest sequences
+first, so that no thread is left with a long step at the end), each in its own buffers.
+Then the steps are applied in draw order. Before applying a step, the quadratic term of
+its line search is rebased on the weights as they are then (<w, u>, and with the elastic
+net the split of ``l1_split``), and the step is applied only if it raises the dual
+exactly (else it is not taken, a null step, as the sequential kernel does with a step
+that rounding made negative): the dual never falls, and the duality gap certifies the
+weights as with one step at a time.
+
+The apply runs on every thread (:func:`_apply_lanes`) for the default dual, the ridge
+with a float64 store: the rows of w are dealt into ``LANES`` lanes fixed by the row
+(never by the thread count), the threads own contiguous runs of lanes, and for each
+step in turn every thread sums <w, u> over its lanes' rows, the threads meet, each adds
+the lanes' sums in lane order (so every thread reaches the same decision, and the same
+bits on any thread count), then moves its lanes' rows, and the thread that computed the
+step moves its dual block. The elastic net's split and the float32 store's re-read
+direction stay on one thread (:func:`_apply`).
 
 Nothing of a step depends on the thread that computed it, so the model is a function of
 the seed and ``batch_size`` alone; ``batch_size = 1`` is sequential SDCA step for step
@@ -19,8 +29,8 @@ the seed and ``batch_size`` alone; ``batch_size = 1`` is sequential SDCA step fo
 order fixed by the draws (``docs/math.md`` section 9; the epochs it costs:
 ``docs/benchmarks.md``, "Mini-batch SDCA").
 
-The threads meet twice per batch on a spin barrier (:mod:`~crfsdca.runtime.barrier`):
-after the draws, and after the steps are computed.
+The threads meet on a spin barrier (:mod:`~crfsdca.runtime.barrier`) after the draws,
+after the steps are computed, and once per step of the apply.
 """
 
 from __future__ import annotations
@@ -31,26 +41,31 @@ import numpy as np
 from numba import njit
 
 from ..model.objective import sequence_weight
-from ..model.oracle import Workspace
+from ..model.oracle import Workspace, transition_offset
 from ..runtime.barrier import atomic_add, wait
 from ..runtime.jit import NJIT
 from .sampling import draw, record_gap
 from .sdca_kernel import (
     LS_EVALS,
     NULL_STEPS,
+    SUM_ENTROPY,
     SUM_GAPS,
     SUM_STEP,
     UPDATES,
+    W_NORM2,
     SDCABuffers,
     _direction,
     _gap,
+    _move_dual,
     _oracle,
     _stride,
     _update,
 )
-from .sdca_linesearch import Block, l1_split, line_search
+from .sdca_linesearch import FIXED, SINGLE_NEWTON, Block, l1_split, line_search
 
 REDRAWS = 8  # draws a batch may take, per step, before it settles for fewer steps
+LANES = 64  # the apply's lanes: row r of w (an attribute's K, the bias block, the
+# transitions, a transition attribute's K*K) is in lane (its row number) % LANES
 
 
 class Batch(NamedTuple):
@@ -64,11 +79,16 @@ class Batch(NamedTuple):
     entropies: np.ndarray  # the entropy at that step (NaN: not evaluated)
     vv: np.ndarray  # ||u||^2 of its direction
     stored: np.ndarray  # the stored gap of its sequence before the batch drew it
+    order: np.ndarray  # int64 (batch_size): the steps in the order the threads claim them
+    computed_by: np.ndarray  # int64 (batch_size): the thread that computed each step
+    sums: np.ndarray  # float64 (batch_size * LANES): each step's <w, u> by lane
 
 
 def make_batch(batch_size: int) -> Batch:
     return Batch(np.zeros(batch_size, dtype=np.int64), np.zeros(2, dtype=np.int64),
-                 *(np.zeros(batch_size) for _ in range(5)))
+                 *(np.zeros(batch_size) for _ in range(5)),
+                 np.zeros(batch_size, dtype=np.int64), np.zeros(batch_size, dtype=np.int64),
+                 np.zeros(batch_size * LANES))
 
 
 class StepBuffers(NamedTuple):
@@ -111,11 +131,12 @@ def _step_buffers(sb, q):
 
 
 @njit(**NJIT)
-def _draw_batch(sampler, rng, batch):
+def _draw_batch(sampler, rng, batch, offsets, members):
     """batch_size distinct sequences: each drawn one's stored gap is set to 0 until its
     step (so the gap samplers do not draw it again), and a sequence drawn again is drawn
     anew (at most ``REDRAWS`` times the batch size in all; the batch is smaller if they
-    run out, which only a batch about as large as the sequences makes likely)."""
+    run out, which only a batch about as large as the sequences makes likely). The claim
+    order puts the longest sequences first (:func:`_longest_first`)."""
     m = 0
     size = len(batch.drawn)
     for _ in range(REDRAWS * size):
@@ -132,6 +153,25 @@ def _draw_batch(sampler, rng, batch):
                 break
     batch.size[0] = m
     batch.size[1] = 0
+    _longest_first(batch, m, offsets, members)
+
+
+@njit(**NJIT)
+def _longest_first(batch, m, offsets, members):
+    """``batch.order``: the m steps by decreasing length, ties in draw order (longest
+    processing time first: the threads end a batch's computing at about the same time;
+    who computes a step does not change it)."""
+    for q in range(m):
+        i = members[batch.drawn[q]]
+        length = offsets[i + 1] - offsets[i]
+        p = q
+        while p > 0:
+            o = members[batch.drawn[batch.order[p - 1]]]
+            if offsets[o + 1] - offsets[o] >= length:
+                break
+            batch.order[p] = batch.order[p - 1]
+            p -= 1
+        batch.order[p] = q
 
 
 @njit(**NJIT)
@@ -199,44 +239,169 @@ def _rebased(w, n_attr, K, idx, st, buf, opt, i, vv):
                  lam_n, wv, vv, opt.kappa, a0, b0, n_cross)
 
 
+@njit(inline="always", **NJIT)
+def _count_step(st, gamma):
+    """The counters of a step taken with step size gamma (0: a null step)."""
+    if gamma == 0.0:
+        st.counters[NULL_STEPS] += 1
+    st.counters[UPDATES] += 1
+    st.sums[SUM_STEP] += gamma
+
+
 @njit(**NJIT)
-def _apply(w, n_attr, K, idx, st, bufs, sampler, opt, members, batch):
-    """The batch's steps in draw order, each rebased on the weights the steps before it
-    left and taken only where it raises the dual; the stored gaps recorded."""
+def _record_gaps(st, sampler, batch):
+    """Each step's fresh gap into the sampler, in draw order, and their sum."""
     for q in range(batch.size[0]):
-        buf = _step_buffers(bufs, q)
         j = batch.drawn[q]
-        i = members[j]
-        gamma = batch.gammas[q]
-        if gamma != 0.0:
-            blk = _rebased(w, n_attr, K, idx, st, buf, opt, i, batch.vv[q])
-            gamma = _update(w, idx, st, buf, blk, buf.ws.unary, buf.ws.pair, gamma,
-                            batch.entropies[q], st.entropies[i], opt, sequence_weight(idx, i))
-        if gamma == 0.0:
-            st.counters[NULL_STEPS] += 1
-        st.counters[UPDATES] += 1
-        st.sums[SUM_STEP] += gamma
         record_gap(sampler, j, batch.gaps[q])
         st.scalars[SUM_GAPS] += sampler.gaps[j] - batch.stored[q]
 
 
 @njit(**NJIT)
+def _apply(w, n_attr, K, idx, st, bufs, sampler, opt, members, batch):
+    """The batch's steps in draw order on one thread, each rebased on the weights the
+    steps before it left and taken only where it raises the dual; the stored gaps
+    recorded."""
+    for q in range(batch.size[0]):
+        buf = _step_buffers(bufs, q)
+        i = members[batch.drawn[q]]
+        gamma = batch.gammas[q]
+        if gamma != 0.0:
+            blk = _rebased(w, n_attr, K, idx, st, buf, opt, i, batch.vv[q])
+            gamma = _update(w, idx, st, buf, blk, buf.ws.unary, buf.ws.pair, gamma,
+                            batch.entropies[q], st.entropies[i], opt, sequence_weight(idx, i))
+        _count_step(st, gamma)
+    _record_gaps(st, sampler, batch)
+
+
+@njit(inline="always", **NJIT)
+def _lane_row(w, base, u, u0, width, gamma, move, sums, slot):
+    """One row of w against u[u0:u0 + width]: w += gamma u when ``move``, else
+    sums[slot] += <w, u>."""
+    w_r = w[base:base + width]
+    u_r = u[u0:u0 + width]
+    if move:
+        for j in range(width):
+            w_r[j] += gamma * u_r[j]
+    else:
+        s = 0.0
+        for j in range(width):
+            s += w_r[j] * u_r[j]
+        sums[slot] += s
+
+
+@njit(**NJIT)
+def _lane_rows(w, n_attr, K, idx, i, buf, gamma, move, sums, s0, lo, hi):
+    """The rows of sequence i's direction (in ``buf``) whose lanes lie in [lo, hi): with
+    ``move``, w += gamma u on them; else sums[s0 + lane] = <w, u> over each lane's rows."""
+    if not move:
+        for lane in range(lo, hi):
+            sums[s0 + lane] = 0.0
+    ua0 = idx.uniq_ptr[i]
+    for r in range(idx.uniq_ptr[i + 1] - ua0):
+        a = idx.uniq_attr[ua0 + r]
+        lane = a % LANES
+        if lo <= lane < hi:
+            _lane_row(w, a * K, buf.v_emission, r * K, K, gamma, move, sums, s0 + lane)
+    ob = n_attr * K
+    lane = n_attr % LANES  # the bias block: row n_attr
+    if lo <= lane < hi:
+        _lane_row(w, ob, buf.v_bias, 0, 3 * K, gamma, move, sums, s0 + lane)
+    KK = K * K
+    ow = transition_offset(n_attr, K)
+    lane = (n_attr + 1) % LANES  # the transitions: row n_attr + 1
+    if lo <= lane < hi:
+        _lane_row(w, ow, buf.v_trans, 0, KK, gamma, move, sums, s0 + lane)
+    if len(idx.edge_indptr) > 0:  # transition attribute e: row n_attr + 2 + e
+        e0 = idx.edge_uniq_ptr[i]
+        for r in range(idx.edge_uniq_ptr[i + 1] - e0):
+            e = idx.edge_uniq_attr[e0 + r]
+            lane = (n_attr + 2 + e) % LANES
+            if lo <= lane < hi:
+                _lane_row(w, ow + KK + e * KK, buf.v_rows, r * KK, KK, gamma, move, sums,
+                          s0 + lane)
+
+
+@njit(**NJIT)
+def _in_lanes(opt, batch):
+    """Whether the batch applies in lanes: the ridge with a float64 store, and every
+    step's entropy at its step size known from its line search."""
+    if opt.kappa != 0.0 or not opt.exact_store:
+        return False
+    for q in range(batch.size[0]):
+        if batch.gammas[q] != 0.0 and np.isnan(batch.entropies[q]):
+            return False
+    return True
+
+
+@njit(**NJIT)
+def _apply_lanes(thread, threads, w, n_attr, K, idx, st, bufs, sampler, opt, members,
+                 batch, barrier):
+    """Thread ``thread``'s share of applying the batch's steps in draw order: for each,
+    <w, u> summed over its lanes, the meeting, then every thread adds the lanes' sums in
+    lane order and decides the step as :func:`.sdca_kernel._update` does (taken only
+    where it raises the dual, with a line search that can promise it), moves its lanes'
+    rows of w, and the step's computing thread its dual block; thread 0 keeps the
+    running scalars and the counters, and records the gaps."""
+    lo, hi = thread * LANES // threads, (thread + 1) * LANES // threads
+    free = opt.method == FIXED or opt.method == SINGLE_NEWTON or opt.midpoint
+    for q in range(batch.size[0]):
+        gamma = batch.gammas[q]
+        if gamma != 0.0:
+            buf = _step_buffers(bufs, q)
+            i = members[batch.drawn[q]]
+            h_old = st.entropies[i]  # read before the meeting: thread 0 writes it after
+            s0 = q * LANES
+            _lane_rows(w, n_attr, K, idx, i, buf, 0.0, False, batch.sums, s0, lo, hi)
+            wait(barrier, threads)
+            wv = 0.0
+            for lane in range(LANES):
+                wv += batch.sums[s0 + lane]
+            weight = sequence_weight(idx, i)
+            vv, h_new = batch.vv[q], batch.entropies[q]
+            gain = (h_new - h_old) - opt.lam_n / weight * gamma * (wv + 0.5 * gamma * vv)
+            if gain < 0.0 and not free:  # rounding near a root at 0: a null step
+                gamma = 0.0
+            else:
+                _lane_rows(w, n_attr, K, idx, i, buf, gamma, True, batch.sums, s0, lo, hi)
+                if batch.computed_by[q] == thread:
+                    start = idx.offsets[i]
+                    _move_dual(st.mu_unary, start * K, st.mu_pair, (start - i) * K * K,
+                               buf.ws.unary, buf.ws.pair, idx.offsets[i + 1] - start, K,
+                               gamma)
+                if thread == 0:
+                    st.scalars[W_NORM2] += 2.0 * gamma * wv + gamma * gamma * vv
+                    st.scalars[SUM_ENTROPY] += weight * (h_new - h_old)
+                    st.entropies[i] = h_new
+        if thread == 0:
+            _count_step(st, gamma)
+    if thread == 0:
+        _record_gaps(st, sampler, batch)
+
+
+@njit(**NJIT)
 def batch_run(thread, threads, n_batches, w, n_attr, K, idx, st, own, bufs, sampler, rng,
               opt, members, batch, barrier):
-    """Thread ``thread`` of ``threads``' share of ``n_batches`` batches: thread 0 draws and
-    applies; the threads claim the steps of each batch one at a time and compute them
-    (with ``own``: the state with the thread's own counters)."""
+    """Thread ``thread`` of ``threads``' share of ``n_batches`` batches: thread 0 draws;
+    the threads claim the steps of each batch one at a time, longest first, and compute
+    them (with ``own``: the state with the thread's own counters); then they apply them
+    together in lanes, or thread 0 alone (:func:`_in_lanes`)."""
     for _ in range(n_batches):
         if thread == 0:
-            _draw_batch(sampler, rng, batch)
+            _draw_batch(sampler, rng, batch, idx.offsets, members)
         wait(barrier, threads)
-        q = atomic_add(batch.size, 1, 1)
-        while q < batch.size[0]:
+        c = atomic_add(batch.size, 1, 1)
+        while c < batch.size[0]:
+            q = batch.order[c]
             _compute(q, w, n_attr, K, idx, own, _step_buffers(bufs, q), opt, members,
                      batch)
-            q = atomic_add(batch.size, 1, 1)
+            batch.computed_by[q] = thread
+            c = atomic_add(batch.size, 1, 1)
         wait(barrier, threads)
-        if thread == 0:
+        if _in_lanes(opt, batch):
+            _apply_lanes(thread, threads, w, n_attr, K, idx, st, bufs, sampler, opt,
+                         members, batch, barrier)
+        elif thread == 0:
             _apply(w, n_attr, K, idx, st, bufs, sampler, opt, members, batch)
 
 
