@@ -3,12 +3,14 @@
 Question: On this machine's cores, does mini-batch SDCA's epoch on B threads beat the
     sequential epoch on one, and what does a batch cost on one thread?
 Date: 2026-11-29
-Commit: d88a7d0
-Answer: No, not on this 2-vCPU machine: sequential SDCA (B = 1) takes 0.48 s an epoch on
-    one thread, 0.43 s on two (its refresh shares them); B = 8 takes 0.63 s on one
-    thread (the batch's buffers out of cache, the rebase of each step) and 0.58 s on
-    two, B = 2 0.86 s on two (the threads meet twice every two steps). The default keeps
-    B = 1. Table: docs/benchmarks.md ("Mini-batch SDCA").
+Commit: af87ac2 (the apply in lanes on every thread; the run before it, at d88a7d0:
+    8x1 0.63 s, 8x2 0.58 s)
+Answer: Some, not the 1.8x of two cores: medians of 9 alternated epochs, sequential SDCA
+    (B = 1) 0.458 s on one thread and 0.459 s on two (its refresh shares them); B = 8
+    0.514 s on one thread and 0.383 s on two (1.34x its one thread, 1.20x B = 1), B = 16
+    0.346 s on two (1.32x B = 1); B = 2 0.576 s on two (the threads meet every step).
+    The epochs vary 0.31-0.51 s run to run on two threads (this VM). Table:
+    docs/benchmarks.md ("Mini-batch SDCA").
 
 One process, Dutch with the tutorial's features (``workload.problem_of``, c2 = 0.1, c1 =
 0), one SDCA solver per configuration ``BxT`` (batch size B, T threads), each first run
