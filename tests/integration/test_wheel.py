@@ -4,24 +4,26 @@ installed there without the workflow extra, outside the repository, then used as
 library and as CRFsuite's command line, once more with the package and HOME read-only,
 and as other processors (numba told another processor name and features).
 
-The wheel here ships one level, x86-64-v3 (each level compiles every kernel once more, a
-minute or more on two cores); ``make test-release`` checks the other ways to install from
-source (``tests/integration/test_install_from_source.py``) and ``make wheel`` the release
-wheel with every level (``tests/integration/test_release.py``)."""
+The wheel here ships this processor's kernels alone, no level (each level compiles every
+kernel once more, four minutes on two cores, a third of ``make test``'s budget);
+``make test-release`` checks the other ways to install from source
+(``tests/integration/test_install_from_source.py``) and ``make wheel`` the release wheel
+with every level, loaded by other processors (``tests/integration/test_release.py``)."""
 
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from helpers.emulated import ROOT, host_features, processors, run, source_copy, use
+from helpers.emulated import ROOT, processors, run, source_copy, use
 from helpers.source_install import fresh_venv, pip, user_environment, wheel_kernels
 
-from crfsdca.runtime import cpu_levels, kernel_cache
+from crfsdca.runtime import kernel_cache
 
 pytestmark = pytest.mark.slow
 
@@ -31,13 +33,7 @@ by file time): only the builds without isolation use it."""
 
 LIBRARY = {"numpy", "scipy", "numba", "h5py", "scikit-learn"}
 WORKFLOW = {"snakemake", "pandas", "seaborn", "pyyaml"}
-LEVEL = "x86-64-v3"
-
-
-def _runs_level() -> bool:
-    import llvmlite.binding as ll
-
-    return LEVEL in cpu_levels.runnable(ll.get_process_triple(), host_features())
+V2_ONLY = "x86-64-v2 only"  # an emulated processor that runs no kernel of this machine's
 
 
 DATA = "B-NP\tw=the\tcap=0\nI-NP\tw=cat\nB-VP\tw=sat\n\nB-NP\tw=a\nI-NP\tw=dog\nB-VP\tw=ran\n\n"
@@ -62,7 +58,7 @@ def built(tmp_path_factory):
     base = tmp_path_factory.mktemp("wheel")
     source = source_copy(base / "source")
     python = fresh_venv(base / "venv")
-    env = user_environment(CRFSDCA_LEVELS=LEVEL if _runs_level() else "none")
+    env = user_environment(CRFSDCA_LEVELS="none")
     pip(python, "wheel", "--no-deps", "--wheel-dir", base / "dist", ".", cwd=source, env=env)
     (wheel,) = (base / "dist").glob("crfsdca-*.whl")
     pip(python, "install", "--quiet", wheel, cwd=base, env=env)
@@ -79,8 +75,7 @@ def venv(built):
 def test_pip_wheel_in_a_fresh_environment_ships_the_kernels(built):
     """What issue 54 found broken: pip's isolation reaches the build requirements through
     PYTHONPATH, which the build keeps for ``crfsdca precompile``; the wheel carries the
-    kernels of this processor (and of x86-64-v3 where it runs that), for the numba that
-    the environment installed."""
+    kernels of this processor, for the numba that the environment installed."""
     import zipfile
 
     python, work, wheel = built
@@ -88,7 +83,7 @@ def test_pip_wheel_in_a_fresh_environment_ships_the_kernels(built):
     with zipfile.ZipFile(wheel) as z:
         marker = z.read("crfsdca/kernels-shipped.txt").decode()
     fields = dict(line.partition(" ")[::2] for line in marker.splitlines())
-    assert fields["levels"].split() == ([LEVEL] if _runs_level() else []), fields
+    assert fields["levels"].split() == [], fields
     numba = run([python, "-c", "import numba; print(numba.__version__)"], cwd=work)
     assert fields["numba"] == numba.stdout.strip(), fields
 
@@ -135,27 +130,15 @@ def test_the_shipped_kernels_seed_numba_cache_dir(venv, tmp_path):
     assert list((tmp_path / "cache").rglob("*.nbi"))
 
 
-@pytest.mark.skipif(not _runs_level(), reason=f"this processor does not run {LEVEL}")
-def test_another_processor_loads_the_shipped_level(venv, tmp_path):
-    """A Skylake with this machine's features: its own kernels are not in the wheel, the
-    x86-64-v3 ones load, nothing compiles."""
-    python, work = venv
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"),
-               **processors()["skylake, this machine's features"])
-    out = use(python, work, "sdca", env)
-    assert out["compiled"] == [] and set(out["loads"]) == {LEVEL}, out
-    assert "Warning" not in out["stderr"], out["stderr"]
-
-
-@pytest.mark.skipif(not _runs_level(), reason=f"this processor does not run {LEVEL}")
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="not an x86-64 machine")
 def test_a_processor_the_wheel_does_not_cover_compiles_after_one_line(venv, tmp_path):
-    """An x86-64-v2 processor: never the v3 kernels (an illegal instruction there); the
-    kernels compile (one, here), after one line that says so."""
+    """An x86-64-v2 processor: never this machine's kernels (an illegal instruction
+    there); the kernels compile (one, here), after one line that says so."""
     python, work = venv
     script = ("import numpy as np; from crfsdca.runtime import jit, level_cache; "
               "jit.dot(np.ones(3), np.ones(3)); print(dict(level_cache.loads))")
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"),
-               **processors()["x86-64-v2 only"])
+               **processors()[V2_ONLY])
     out = run([python, "-c", script], cwd=work, env=env)
     assert out.stdout.strip() == "{}", out.stdout
     lines = [line for line in out.stderr.splitlines() if line.strip()]
