@@ -181,3 +181,65 @@ def test_random_problems_give_one_model_on_any_thread_count(monkeypatch, seed, b
             dual = s.dual()
         runs.append((s.weights().copy(), s.marginals[1].copy()))
     assert np.array_equal(runs[0][0], runs[1][0]) and np.array_equal(runs[0][1], runs[1][1])
+
+
+def test_the_threads_claim_the_longest_steps_first():
+    """A batch's claim order: its steps by decreasing length, ties in draw order (who
+    computes a step does not change it, so only the threads' idle time depends on it)."""
+    from crfsdca.solvers.minibatch import _longest_first, make_batch
+
+    lengths = np.array([3, 7, 3, 1, 7, 5])
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    members = np.array([5, 4, 3, 2, 1, 0])  # sampler index j is sequence 5 - j
+    batch = make_batch(6)
+    batch.drawn[:] = [5, 1, 0, 4, 3, 2]  # sequences 0, 4, 5, 1, 2, 3
+    _longest_first(batch, 6, offsets, members)
+    seqs = members[batch.drawn[batch.order]]
+    assert list(lengths[seqs]) == [7, 7, 5, 3, 3, 1]
+    assert list(batch.order) == [1, 3, 2, 0, 4, 5]  # ties (7, 7) and (3, 3) in draw order
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_the_apply_in_lanes_is_the_apply_of_one_thread(threads):
+    """A batch computed once, applied by the threads in lanes and by the one-thread
+    apply that rebases each step on w directly: the same steps taken, the same weights
+    and marginals up to rounding (the lanes add <w, u> in another order)."""
+    import copy
+
+    from crfsdca.runtime.barrier import make_barrier
+    from crfsdca.runtime.threads import run_parallel
+    from crfsdca.solvers import minibatch as mb
+
+    p = problem(n=120)
+    s = make_solver("sdca", p, seed=4, batch_size=8)
+    s.run(3 * p.n)  # away from the start, where every step is large
+    st, o = s.state, s.options
+    mb._draw_batch(s.sampler, s.rng, s.batch, s.index.offsets, s.members)
+    for q in range(s.batch.size[0]):
+        mb._compute(q, st.w, p.n_attributes, p.n_labels, s.index, st,
+                    mb._step_buffers(s.step_buffers, q), o, s.members, s.batch)
+        s.batch.computed_by[q] = q % threads
+    assert mb._in_lanes(o, s.batch)
+    ends = []
+    for lanes in (False, True):
+        state, sampler, batch = copy.deepcopy((st, s.sampler, s.batch))
+        if lanes:
+            barrier = make_barrier()
+            run_parallel([
+                (lambda t=t, args=(state, sampler, batch, barrier): mb._apply_lanes(
+                    t, threads, args[0].w, p.n_attributes, p.n_labels, s.index, args[0],
+                    s.step_buffers, args[1], o, s.members, args[2], args[3]))
+                for t in range(threads)])
+        else:
+            mb._apply(state.w, p.n_attributes, p.n_labels, s.index, state, s.step_buffers,
+                      sampler, o, s.members, batch)
+        ends.append((state, sampler))
+    (a, sa), (b, sb) = ends
+    assert a.counters[mb.NULL_STEPS] == b.counters[mb.NULL_STEPS]
+    assert a.counters[mb.UPDATES] == b.counters[mb.UPDATES] == st.counters[mb.UPDATES] + 8
+    np.testing.assert_allclose(b.w, a.w, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(b.mu_unary, a.mu_unary, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(b.entropies, a.entropies, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(b.scalars, a.scalars, rtol=1e-12)
+    np.testing.assert_array_equal(sb.gaps, sa.gaps)
+    assert not np.array_equal(a.w, st.w)  # the batch moved the weights
