@@ -46,18 +46,17 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from common import machine
 from templates_vs_wapiti import (
     CHUNKING_TEMPLATE,
-    MIRROR,
     build_wapiti,
     chunk_f1,
     last_objective,
     objective,
+    peer_arguments,
     predicted,
     timed,
     wapiti_weights,
@@ -130,14 +129,8 @@ def run_wapiti(wapiti: Path, template: Path, train: Path, test: Path, rho2: floa
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir())
-                    / "crfsdca-templates-speed")
-    ap.add_argument("--wapiti-src", type=Path, default=MIRROR / "Jekub+Wapiti" / "repo")
-    ap.add_argument("--wapiti", type=Path, help="a Wapiti binary already built")
-    ap.add_argument("--cost", type=float, default=4.0, help="CRF++'s -c (the example's 4)")
-    ap.add_argument("--limit", type=int, help="the first LIMIT training sentences")
+    peer_arguments(ap, "crfsdca-templates-speed")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--json", type=Path)
     ap.add_argument("--resume", action="store_true", help="keep the rows --json holds "
                     "and run the others")
     args = ap.parse_args()

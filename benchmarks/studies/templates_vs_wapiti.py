@@ -245,6 +245,19 @@ def last_objective(log: Path, pattern: str) -> float | None:
     return float(found[-1]) if found else None
 
 
+def peer_arguments(ap: argparse.ArgumentParser, work: str) -> None:
+    """The arguments of the studies that build Wapiti and train it beside crfsdca
+    (``templates_speed.py``, ``transitions_vs_wapiti.py``): the work folder (``work`` in
+    the temporary one by default), Wapiti's sources or binary, CRF++'s cost, a limit on
+    the training sentences and the stored run's file."""
+    ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / work)
+    ap.add_argument("--wapiti-src", type=Path, default=MIRROR / "Jekub+Wapiti" / "repo")
+    ap.add_argument("--wapiti", type=Path, help="a Wapiti binary already built")
+    ap.add_argument("--cost", type=float, default=4.0, help="CRF++'s -c (the example's 4)")
+    ap.add_argument("--limit", type=int, help="the first LIMIT training sentences")
+    ap.add_argument("--json", type=Path)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir())

@@ -34,17 +34,16 @@ import argparse
 import json
 import re
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
 from common import machine
 from templates_vs_wapiti import (
     CHUNKING_TEMPLATE,
-    MIRROR,
     build_wapiti,
     chunk_f1,
     last_objective,
+    peer_arguments,
     predicted,
     timed,
     write_data,
@@ -87,13 +86,7 @@ def run_crfsdca(train: Path, test: Path, rho2: float, **params) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir())
-                    / "crfsdca-transitions-vs-wapiti")
-    ap.add_argument("--wapiti-src", type=Path, default=MIRROR / "Jekub+Wapiti" / "repo")
-    ap.add_argument("--wapiti", type=Path, help="a Wapiti binary already built")
-    ap.add_argument("--cost", type=float, default=4.0, help="CRF++'s -c (the example's 4)")
-    ap.add_argument("--limit", type=int, help="the first LIMIT training sentences")
-    ap.add_argument("--json", type=Path)
+    peer_arguments(ap, "crfsdca-transitions-vs-wapiti")
     args = ap.parse_args()
     work = args.work
     work.mkdir(parents=True, exist_ok=True)
