@@ -60,8 +60,9 @@ from .sdca_kernel import (
     _oracle,
     _stride,
     _update,
+    refuses_losses,
 )
-from .sdca_linesearch import FIXED, SINGLE_NEWTON, Block, l1_split, line_search
+from .sdca_linesearch import Block, l1_split, line_search
 
 REDRAWS = 8  # draws a batch may take, per step, before it settles for fewer steps
 LANES = 64  # the apply's lanes: row r of w (an attribute's K, the bias block, the
@@ -344,7 +345,6 @@ def _apply_lanes(thread, threads, w, n_attr, K, idx, st, bufs, sampler, opt, mem
     rows of w, and the step's computing thread its dual block; thread 0 keeps the
     running scalars and the counters, and records the gaps."""
     lo, hi = thread * LANES // threads, (thread + 1) * LANES // threads
-    free = opt.method == FIXED or opt.method == SINGLE_NEWTON or opt.midpoint
     for q in range(batch.size[0]):
         gamma = batch.gammas[q]
         if gamma != 0.0:
@@ -360,7 +360,7 @@ def _apply_lanes(thread, threads, w, n_attr, K, idx, st, bufs, sampler, opt, mem
             weight = sequence_weight(idx, i)
             vv, h_new = batch.vv[q], batch.entropies[q]
             gain = (h_new - h_old) - opt.lam_n / weight * gamma * (wv + 0.5 * gamma * vv)
-            if gain < 0.0 and not free:  # rounding near a root at 0: a null step
+            if gain < 0.0 and refuses_losses(opt):  # a null step
                 gamma = 0.0
             else:
                 _lane_rows(w, n_attr, K, idx, i, buf, gamma, True, batch.sums, s0, lo, hi)

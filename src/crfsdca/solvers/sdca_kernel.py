@@ -527,12 +527,20 @@ def _direction(w, n_attr, K, idx, i, u0, p0, T, st, buf, d_unary, d_pair, sum_tr
 
 
 @njit(inline="always", **NJIT)
+def refuses_losses(opt):
+    """Whether a step that would lower the dual is not taken: the exact line searches
+    never return one, so such a step is rounding near a root at 0; the fixed step, one
+    Newton step and the paper's midpoint start take it as it comes."""
+    return opt.method != FIXED and opt.method != SINGLE_NEWTON and not opt.midpoint
+
+
+@njit(inline="always", **NJIT)
 def _update(w, idx, st, buf, blk, d_unary, d_pair, gamma, h_ls, h_old, opt, weight):
     """Phase ``update``: the dual block (with its new entropy), then w, for a step gamma
     that is not 0; returns the step taken (0 when it would lower the dual). The dual's
     entropy sum gains c_i times the block's change (``weight``)."""
     i, u0, p0, T, K, n_attr = blk.i, blk.u0, blk.p0, blk.T, blk.K, blk.n_attr
-    lam_n, method = blk.lam_n, opt.method
+    lam_n = blk.lam_n
     wv, vv = blk.wv, blk.vv
     if opt.exact_store and not np.isnan(h_ls):
         h_new = h_ls
@@ -551,7 +559,7 @@ def _update(w, idx, st, buf, blk, d_unary, d_pair, gamma, h_ls, h_old, opt, weig
     else:
         q_change = quadratic(blk, buf, gamma)[2]
         gain = (h_new - h_old) - lam_n * q_change
-    if gain < 0.0 and method != FIXED and method != SINGLE_NEWTON and not opt.midpoint:
+    if gain < 0.0 and refuses_losses(opt):
         # rounding near a root at 0: the exact line search never lowers the dual
         h_new = _apply_dual(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K,
                             -gamma)
