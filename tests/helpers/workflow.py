@@ -26,10 +26,12 @@ def clone_workflow(dest: Path, *, src: str = "link", raw=None, config: dict | No
                    ) -> Path:
     """What ``git clone`` gives, in ``dest`` (created): Snakefile, config.yaml,
     environment.yml and workflow/ copied; the package's ``src/`` linked (``src="link"``:
-    runs share numba's cache) or copied (``src="copy"``: a test may touch a solver's file,
-    and its numba cache starts empty); the vendored raw files linked, all of them or the
-    names in ``raw``. ``config``, where given, is written as config.yaml instead of the
-    repository's; nothing is featurized or trained."""
+    runs share numba's cache) or copied (``src="copy"``: a test may touch a solver's
+    file), with the kernels numba's cache holds in the checkout at that moment (the files
+    keep their times and contents, so numba loads them; a .tmp file it is writing is left
+    out; what is not there compiles in the copy, as on a fresh clone); the vendored raw
+    files linked, all of them or the names in ``raw``. ``config``, where given, is written
+    as config.yaml instead of the repository's; nothing is featurized or trained."""
     dest.mkdir(parents=True)
     for name in ("Snakefile", "config.yaml", "environment.yml"):
         shutil.copy(ROOT / name, dest)
@@ -40,7 +42,7 @@ def clone_workflow(dest: Path, *, src: str = "link", raw=None, config: dict | No
         (dest / "src").symlink_to(ROOT / "src")
     elif src == "copy":
         shutil.copytree(ROOT / "src", dest / "src",
-                        ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+                        ignore=shutil.ignore_patterns("*.pyc", "*.egg-info", "*.tmp.*"))
     else:
         raise ValueError(f"src={src!r}: 'link' or 'copy'")
     data = dest / "data" / "raw"

@@ -4,7 +4,10 @@ The copy links the vendored raw files except conll2002.zip (1.8 MB, above Snakem
 checksum size threshold, which ensure(sha256=...) must still check), which the download rule
 fetches from a local HTTP server (127.0.0.1), so the download path of the workflow runs too.
 The package source is copied (not linked), so the test may touch a solver's file to check
-what reruns; its numba cache starts empty, so the first jobs of each solver compile.
+what reruns; the copy takes the kernels the checkout's numba cache holds when the test
+starts (in ``make test``, what the tests before it compiled), so the suite compiles a
+kernel once rather than twice; the jobs compile the rest, two at a time, as on a fresh
+clone.
 """
 
 from __future__ import annotations
