@@ -470,6 +470,24 @@ def every_core_table() -> str:
     return "\n".join(lines)
 
 
+def contraction_table() -> str:
+    """``benchmarks/studies/catalyst_contraction.py``'s stored run: per dataset, c2 and
+    Catalyst's floor, the epochs to the certified gap, the outer rate 1 - sqrt(q), the
+    gap's contraction per round and the median step over the run's second half."""
+    run = json.loads((STUDIES / "runs" / "catalyst_contraction.json").read_text())
+    lines = ["| data | c2 | kappa n at least | epochs | 1 - sqrt(q) | contraction per round "
+             "| median step | seconds |", "|---|---|---|---|---|---|---|---|"]
+    for r in run["rows"]:
+        epochs = r["epochs"] if r["certified"] else f"> {r['epochs']}"
+        lines.append(f"| {DATA_NAMES.get(r['dataset'], r['dataset'])} | {r['c2']:g} | "
+                     f"{r['floor']:g} | {epochs} | {r['outer_rate']:.3f} | "
+                     f"{r['contraction']:.3f} | {r['median_step']:.2f} | {r['seconds']:.0f} |")
+    lines += ["", f"SDCA-GAP with Catalyst (`catalyst` 3), c1 = 0, to a certified relative gap "
+              f"of {run['epsilon']:g}, one thread; contraction and median step over the second "
+              f"half of the run's rounds; seconds indicative; {run['machine']}."]
+    return "\n".join(lines)
+
+
 def routes_table() -> str:
     """``benchmarks/studies/small_c2_routes.py``'s stored run: per dataset, c1 and c2, the
     oracle passes (and seconds) of each route to the certified relative gap, or the gap it
@@ -611,6 +629,7 @@ def placeholder(name: str) -> str:
                  "minibatch": lambda: epochs_table("minibatch.json", "B", "mini-batch SDCA"),
                  "minibatch_wall": minibatch_wall_table,
                  "every_core": every_core_table, "small_c2_routes": routes_table,
+                 "catalyst_contraction": contraction_table,
                  "path_epsilon": path_epsilon_table, "peak_memory": peak_memory_table,
                  "memory_limit": memory_limit_table,
                  "partitions": lambda: epochs_table("partitions.json", "P",

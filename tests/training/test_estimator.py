@@ -142,14 +142,19 @@ def test_cross_validation(xseq, yseq):
 
 
 def test_grid_search_and_clone(xseq, yseq):
+    """clone keeps the parameters set and those left unset; a search fits in two worker
+    processes (with the float64 store: a float32 one would make both workers compile its
+    kernels, a minute of ``make test``, for what clone alone checks of it)."""
     crf = CRF(sampler="uniform", store_dtype="float32")
     assert clone(crf).get_params() == crf.get_params()
     assert crf.get_params()["sampler"] == "uniform" and crf.get_params()["lbfgs_memory"] is None
+    crf = CRF(sampler="uniform", init_c=5.0)
     search = GridSearchCV(crf, {"c2": [0.1, 1.0], "non_uniformity": [0.5, None]}, cv=2,
                           n_jobs=2)
     search.fit([xseq] * 4, [yseq] * 4)
     assert search.best_score_ == 1.0
     assert search.best_estimator_.score([xseq], [yseq]) == 1.0
+    assert search.best_estimator_.get_params()["init_c"] == 5.0
 
 
 def test_crf_dev_bad_arguments(xseq, yseq):
