@@ -6,17 +6,16 @@ Question: At c2 = 0.0026 and 0.01, Dutch NER is faster with Catalyst's floor kap
     q = lambda / (lambda + kappa), or the line search's mean step) tell which kappa is
     the better one, so that a rule could choose it?
 Date: 2026-11-29
-Commit: d44b98b
-Answer: Only once the smaller kappa is tried. At kappa n = 0.1, Dutch's certified gap
-    contracts faster per round than 1 - sqrt(q) (the outer loop is the limit: the smaller
-    kappa wins) and CoNLL-2000's slower (0.91 and 0.89 against 0.78 and 0.59: the inner
-    problem is the limit, one epoch no longer solves it well enough); at 0.3 both
-    contract faster than their bound by the same ratio (0.87-0.88 at c2 = 0.0026), so
-    nothing seen at the default tells them apart. The mean step of the line search does
-    not either (0.5 on both at 0.1, 0.7 on both at 0.3). A rule would have to try the
-    smaller kappa and come back when the contraction falls behind its bound; not built.
-    Table: docs/benchmarks.md ("Small c2: which route"), from
-    runs/catalyst_contraction.json.
+Commit: 1ef18f3 (Spanish added at this commit; Dutch and CoNLL-2000 ran at d44b98b)
+Answer: Not at the default. At kappa n = 0.1, Dutch's certified gap contracts faster per
+    round than 1 - sqrt(q) (the outer loop is the limit: the smaller kappa wins, 35 / 21
+    epochs against 54 / 26) and CoNLL-2000's and Spanish NER's slower (0.89-0.93 against
+    0.59-0.78: one epoch no longer solves the round's problem; 0.3 wins, Spanish by 117 /
+    94 epochs against 71 / 51). At 0.3, Dutch and CoNLL-2000 contract faster than their
+    bound by the same ratio and their median steps are close (0.71-0.73 at c2 = 0.0026),
+    so nothing seen at the default tells them apart; Spanish stands out there (median
+    step 0.25-0.33, contraction at or behind its bound). Table: docs/benchmarks.md
+    ("Small c2: which route"), from runs/catalyst_contraction.json.
 
 For each dataset, c2 and floor (``catalyst_floor``: kappa n at least this; ``catalyst``
 stays 3, so kappa = max(3 lambda, floor / n)), the library's SDCA fit with c1 = 0 to a
@@ -27,10 +26,13 @@ second half of the run (the first rounds, from the smoothed Dirac start, raise i
 the median of the rounds' mean line-search steps over the same half. Epochs, gaps and
 steps do not depend on the machine.
 
-Data: sklearn-crfsuite's tutorial features on CoNLL-2002 Dutch ("ner") and CRFsuite's
-chunking features on CoNLL-2000 ("chunk"), CRFsuite's feature set with every transition.
+Data: sklearn-crfsuite's tutorial features on CoNLL-2002 Dutch ("ner") and Spanish
+("esp"), and CRFsuite's chunking features on CoNLL-2000 ("chunk"), CRFsuite's feature
+set with every transition.
 
     cd benchmarks/studies && python catalyst_contraction.py --json runs/catalyst_contraction.json
+    cd benchmarks/studies && python catalyst_contraction.py --datasets esp --add \
+        --json runs/catalyst_contraction.json
     cd benchmarks/studies && python catalyst_contraction.py --datasets ner --c2 0.01 --floors 0.1
 """
 
@@ -44,7 +46,7 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from common import machine, markdown_table, store_run  # noqa: E402
+from common import kept_rows, machine, markdown_table, store_run  # noqa: E402
 from practitioner import load  # noqa: E402
 from small_c2_routes import problem, relative_gap, run  # noqa: E402
 
@@ -84,10 +86,13 @@ def main() -> None:
     ap.add_argument("--budget", type=int, default=150, help="epochs at most")
     ap.add_argument("--limit", type=int, default=None, help="training sentences at most")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--add", action="store_true",
+                    help="keep the stored run's rows of the datasets not measured now")
     args = ap.parse_args()
 
     out = {"machine": machine(), "epsilon": args.epsilon, "budget": args.budget,
-           "limit": args.limit, "rows": []}
+           "limit": args.limit,
+           "rows": kept_rows(args.json, args.add, lambda r: r["dataset"] in args.datasets)}
     for name in args.datasets:
         X, y, _, _ = load(name, args.limit)
         for c2 in args.c2:

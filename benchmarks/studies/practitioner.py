@@ -69,9 +69,11 @@ TIGHT_EPSILON = 1e-7
 
 def load(name: str, limit: int | None = None):
     """(X_train, y_train, X_test, y_test) of a benchmark dataset."""
-    if name == "ner":
-        train = iob_sents("ned.train", limit=limit)
-        test = iob_sents("ned.testb", limit=None if limit is None else max(limit // 3, 1))
+    if name in ("ner", "esp"):  # the tutorial's Dutch, or its Spanish (latin-1)
+        lang, encoding = ("ned", "utf-8") if name == "ner" else ("esp", "latin-1")
+        train = iob_sents(f"{lang}.train", limit=limit, encoding=encoding)
+        test = iob_sents(f"{lang}.testb", limit=None if limit is None else max(limit // 3, 1),
+                         encoding=encoding)
         return ([sent2features(s) for s in train], [sent2labels(s) for s in train],
                 [sent2features(s) for s in test], [sent2labels(s) for s in test])
     if name == "chunk":
