@@ -227,6 +227,14 @@ class CRF(BaseEstimator):
         the operating system, rather than in memory (None: in memory, unless they
         would not fit there); the same model either way. The file is removed as soon
         as it is made, so nothing is left behind.
+    store_window : float, default None
+        ``sdca``: MiB of the stored marginals the draws keep to at a time (consecutive
+        sequences drawn among themselves, one draw each, then the next ones), so that a
+        store in a file is read in order, not at random (None: 64 with a store in a
+        file, else all; 0: all). The model depends on it, not on where the store lives.
+    window_spill : float, default None
+        ``sdca``: with a ``store_window``, the share of the draws made over all the
+        sequences, the rest within the window (None: 0.1).
     num_memories : int, default None
         ``lbfgs``: the number of (s, y) pairs (None: CRFsuite's 6).
     linesearch : str, default None
@@ -311,8 +319,8 @@ class CRF(BaseEstimator):
                  transition_prefix=None, *, sampler=None,
                  non_uniformity=None,
                  line_search=None, line_search_start=None, subprecision=None, step_size=None,
-                 refresh_every=None, store_dtype=None, store_dir=None, init_c=None,
-                 catalyst=None,
+                 refresh_every=None, store_dtype=None, store_dir=None, store_window=None,
+                 window_spill=None, init_c=None, catalyst=None,
                  catalyst_floor=None, batch_size=None, sag_lipschitz_init=None, sag_decrease=None,
                  sag_decrease_guarded=None, sag_first_visit=None, sag_step_rule=None,
                  sag_guard=None, sag_max_doublings=None, oeg_eta0=None, oeg_c0=None,
@@ -360,6 +368,8 @@ class CRF(BaseEstimator):
         self.refresh_every = refresh_every
         self.store_dtype = store_dtype
         self.store_dir = store_dir
+        self.store_window = store_window
+        self.window_spill = window_spill
         self.init_c = init_c
         self.catalyst = catalyst
         self.catalyst_floor = catalyst_floor

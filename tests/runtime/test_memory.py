@@ -266,8 +266,8 @@ def test_the_default_fit_shrinks_its_store_to_fit_and_says_so(monkeypatch, tmp_p
     assert np.array_equal(paged.model_.weights, crf.model_.weights)
     monkeypatch.setattr(memory, "available",
                         lambda: (on_disk + (narrow - on_disk) // 10, "test limit"))
-    with pytest.warns(RuntimeWarning, match="store_dir=.+: most of SDCA's visits will read "
-                                            "the disk"):
+    with pytest.warns(RuntimeWarning, match="store_dir=.+: SDCA's draws outside its "
+                                            "windows"):
         CRF(c2=0.1, max_iterations=2).fit(X, y)
     with pytest.raises(ResourceError, match="missing: cannot make a file there"):
         CRF(c2=0.1, max_iterations=2, store_dtype="float32",

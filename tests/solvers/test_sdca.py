@@ -15,7 +15,13 @@ from crfsdca.model.objective import (
 )
 from crfsdca.solvers.base import Problem
 from crfsdca.solvers.rng import make_rng
-from crfsdca.solvers.sampling import draw, make_sampler, probabilities, record_gap
+from crfsdca.solvers.sampling import (
+    draw,
+    make_sampler,
+    probabilities,
+    record_gap,
+    window_size,
+)
 from crfsdca.solvers.sdca import SDCA, theoretical_step
 
 
@@ -268,6 +274,110 @@ def test_permutation_and_cyclic_orders_visit_everyone_once_per_epoch():
             assert sorted(draw(s, state) for _ in range(n)) == list(range(n))
     s = make_sampler("cyclic", 0.0, n)
     assert [draw(s, state) for _ in range(n)] == list(range(n))
+
+
+def _window_probabilities(s, first: int, m: int) -> np.ndarray:
+    """The scheme's probabilities restricted to sequences first..first + m - 1."""
+    uni = np.full(m, 1.0 / m)
+    if s.scheme == make_sampler("max", 0.0, 1).scheme:
+        scheme = np.zeros(m)
+        scheme[int(np.argmax(s.gaps[first:first + m]))] = 1.0
+    else:
+        weights = s.tree[len(s.tree) // 2:][first:first + m]
+        scheme = weights / weights.sum() if weights.sum() > 0 else uni
+    return (1.0 - s.theta) * uni + s.theta * scheme
+
+
+@pytest.mark.parametrize("scheme", ["uniform", "importance", "gap", "gap-importance", "max"])
+@pytest.mark.parametrize("theta", [0.0, 0.8])
+def test_windowed_draws_follow_the_scheme_within_each_window(scheme, theta):
+    """With a window of B, the draws come B at a time from each window in turn (a last,
+    shorter one: as many as it holds), by the scheme restricted to the window."""
+    n, window = 50, 16
+    rng = np.random.default_rng(1)
+    s = make_sampler(scheme, theta, n, rng.uniform(0.5, 5.0, n), window=window)
+    for i, g in enumerate(rng.exponential(size=n) * (rng.random(n) < 0.8)):
+        record_gap(s, i, g)
+    state = make_rng(5)
+    spans = [(first, min(first + window, n) - first) for first in range(0, n, window)]
+    counts = np.zeros(n, dtype=np.int64)
+    for _ in range(2000):  # 2000 cycles through the windows
+        for first, m in spans:
+            got = np.array([draw(s, state) for _ in range(m)])
+            assert ((got >= first) & (got < first + m)).all()
+            np.add.at(counts, got, 1)
+    for first, m in spans:
+        probs = _window_probabilities(s, first, m)
+        observed, expected = counts[first:first + m], probs * 2000 * m
+        assert observed[probs == 0].sum() == 0
+        if (probs > 0).sum() > 1:
+            _, pvalue = scipy.stats.chisquare(observed[probs > 0], expected[probs > 0])
+            assert pvalue > 1e-4
+
+
+def test_spilled_draws_follow_the_scheme_over_all_sequences():
+    """A window's share ``spill`` of draws is made over all n as without a window: with
+    spill 1, every draw."""
+    n = 40
+    rng = np.random.default_rng(2)
+    s = make_sampler("gap", 0.8, n, window=8, spill=1.0)
+    for i, g in enumerate(rng.exponential(size=n)):
+        record_gap(s, i, g)
+    state = make_rng(7)
+    counts = np.bincount([draw(s, state) for _ in range(100_000)], minlength=n)
+    _, pvalue = scipy.stats.chisquare(counts, probabilities(s) * 100_000)
+    assert pvalue > 1e-4
+
+
+def test_windowed_orders_visit_each_window_once_in_turn():
+    n, window = 19, 8
+    for scheme in ("perm", "cyclic"):
+        s = make_sampler(scheme, 0.0, n, window=window, spill=0.5)  # no spill: no draw
+        state = make_rng(3)
+        for _ in range(3):
+            for first in range(0, n, window):
+                got = [draw(s, state) for _ in range(min(window, n - first))]
+                assert sorted(got) == list(range(first, min(first + window, n)))
+                if scheme == "cyclic":
+                    assert got == sorted(got)
+
+
+def test_a_window_is_the_largest_power_of_two_of_sequences_in_the_budget():
+    assert window_size(1000, 1024.0, 100 * 1024) == 64
+    assert window_size(1000, 1024.0, 128 * 1024) == 128
+    assert window_size(1000, 1024.0, 2000 * 1024) == 0  # the whole store fits
+    assert window_size(1000, 1024.0, 0) == 0
+    assert window_size(1000, 1024.0, 100) == 1
+    with pytest.raises(ValueError, match="power of two"):
+        make_sampler("gap", 0.8, 10, window=6)
+
+
+def test_windowed_sdca_converges_and_its_store_in_a_file_changes_nothing(tmp_path):
+    """Windows over the store (store_window; the default with store_dir) change the
+    draws, not what SDCA converges to; the store in a file gives the same bits as in
+    memory with the same window."""
+    p = small_problem()
+    _, p_star = lbfgs_optimum(p)
+    window = 3 * 3 * 6 * 8 * 8 / 2**20  # MiB: about 8 sequences' marginals, K = 3
+    runs = {}
+    for where in (None, str(tmp_path)):
+        s = SDCA(p, subprecision=1e-8, seed=1, store_window=window, store_dir=where)
+        assert s.window == 8
+        for _ in range(400):
+            s.run(p.n)
+            if full_gap(s) < 1e-9:
+                break
+        runs[where] = s.weights().copy()
+    assert full_gap(s) < 1e-8
+    assert primal(s.weights(), p.train, p.n_attributes, p.n_labels,
+                  p.lam) == pytest.approx(p_star, abs=1e-8)
+    assert np.array_equal(runs[None], runs[str(tmp_path)])
+    assert SDCA(p, store_dir=str(tmp_path)).window == 0  # 64 MiB: all of this store
+    assert SDCA(p, store_dir=str(tmp_path), store_window=0.0).window == 0
+    with pytest.raises(ValueError, match="store_window"):
+        SDCA(p, store_window=-1.0)
+    with pytest.raises(ValueError, match="window_spill"):
+        SDCA(p, store_window=1.0, window_spill=1.5)
 
 
 def test_bad_options_are_rejected():

@@ -73,6 +73,20 @@ def _subprecision_label(value, options):
     return "" if is_paper_one_step(options) else short_number(value)
 
 
+STORE_WINDOW_MIB = 64.0
+"""The draws' window over a store in a file (``store_window``): far inside any memory a fit
+has, large enough that a window's steps outlast reading it."""
+
+
+def store_window_mib(options) -> float:
+    """The window SDCA's draws keep to, in MiB of its store (0: none): ``store_window``,
+    or its default where the store is in a file."""
+    given = options.get("store_window")
+    if given is not None:
+        return float(given)
+    return STORE_WINDOW_MIB if options.get("store_dir") is not None else 0.0
+
+
 STORE_DTYPE = Option(
     "store_dtype", str, "float64", "float width of the stored dual marginals (float32 halves "
     "the memory; w stays w_hat of the rounded values)", choices=STORE_DTYPES,
@@ -124,7 +138,18 @@ SDCA_OPTIONS = OptionTable("sdca", [
            "file (memory-mapped, removed at once: nothing is left, even if the process is "
            "killed) rather than in memory; the operating system keeps in memory what it "
            "can and pages the rest, so a store larger than memory trains (none: in memory; "
-           "the same model either way)", nullable=True, trajectory=False, shared=True),
+           "the same model either way, with the same store_window)", nullable=True,
+           trajectory=False, shared=True),
+    Option("store_window", float, None, "MiB of the stored dual marginals that the draws "
+           "keep to at a time: consecutive sequences (a power of two of them) drawn by the "
+           "sampler among themselves, one draw per sequence, then the next ones, so that a "
+           "store in a file is read in order rather than at random (none: "
+           f"{STORE_WINDOW_MIB:g} with store_dir, else all; 0: all)", bounds="[0, inf)",
+           nullable=True, label="window={value}MiB", shared=True),
+    Option("window_spill", float, 0.1, "with a store_window, the share of the draws made "
+           "over all sequences by the sampler, the rest within the window: without them the "
+           "windows cost many times the epochs (math.md section 6.4)", bounds="[0, 1]",
+           label="spill={value}", relevant=lambda o: store_window_mib(o) > 0),
 ])
 
 # -------------------------------------------------------------------------------- SAG

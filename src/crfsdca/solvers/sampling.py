@@ -6,6 +6,11 @@ the scheme: importance (L_i = lambda + R_i/n), gap (stored g_i), gap x
 importance (g_i L_i) or max (argmax g_i). Also the fixed orders of the original
 SDCA paper: a fresh random permutation each epoch ("perm") and cyclic. Draws
 and gap updates cost O(log n) through a sum tree (a max tree for "max").
+
+With a window of B sequences (a power of two), draws stay among B consecutive
+sequences, by the same scheme restricted to them, for B draws; then the next B: an
+epoch still makes as many draws as there are sequences, and a store of marginals in a
+file is read in order, a window at a time, rather than at random (``math.md`` section 6.4).
 """
 
 from __future__ import annotations
@@ -22,8 +27,9 @@ from .trees import (
     make_max_tree,
     make_sum_tree,
     max_tree_update,
-    sum_tree_draw,
+    subtree_draw,
     sum_tree_update,
+    tree_size,
 )
 
 SCHEMES = tuple(SAMPLERS)
@@ -49,11 +55,16 @@ class SamplerState(NamedTuple):
     max_arg: np.ndarray
     order: np.ndarray  # current permutation (perm)
     cursor: np.ndarray  # int64[1]: position in the epoch (perm, cyclic)
+    window: np.ndarray  # int64[3]: window size B (0: none), the window, its draws left
+    spill: float  # with a window, the share of draws made over all sequences
 
 
 def make_sampler(scheme: str, theta: float, n: int, lipschitz: np.ndarray | None = None,
-                 initial_gap: float = INITIAL_GAP) -> SamplerState:
-    """Sampler state for n sequences; ``lipschitz`` is needed by the importance schemes."""
+                 initial_gap: float = INITIAL_GAP, window: int = 0,
+                 spill: float = 0.0) -> SamplerState:
+    """Sampler state for n sequences; ``lipschitz`` is needed by the importance schemes;
+    ``window``: draws stay among this many consecutive sequences at a time (a power of
+    two; 0, or n or more: none)."""
     if scheme not in SCHEMES:
         raise ValueError(f"unknown sampler {scheme!r}; choose one of {', '.join(SCHEMES)}")
     if not 0.0 <= theta <= 1.0:
@@ -70,13 +81,21 @@ def make_sampler(scheme: str, theta: float, n: int, lipschitz: np.ndarray | None
     max_tree, max_arg = make_max_tree(gaps if code == MAX else np.zeros(1))
     cursor = line_zeros(1, np.int64)  # its own cache line: written on every draw
     cursor[0] = n if code == PERM else 0
+    window = int(window)
+    if window < 0 or (window & (window - 1)):
+        raise ValueError(f"a sampling window is a power of two, got {window}")
+    windows = line_zeros(3, np.int64)
+    windows[0] = window if 0 < window < n else 0
+    windows[1] = -1  # the first draw moves to window 0
     return SamplerState(code, float(theta), gaps, lipschitz, make_sum_tree(weights), max_tree,
-                        max_arg, np.arange(n, dtype=np.int64), cursor)
+                        max_arg, np.arange(n, dtype=np.int64), cursor, windows, float(spill))
 
 
 @njit(**NJIT)
 def draw(s, rng):
     """The next sequence to visit."""
+    if s.window[0] > 0:
+        return _window_draw(s, rng)
     n = len(s.gaps)
     code = s.scheme
     if code == CYCLIC:
@@ -90,13 +109,59 @@ def draw(s, rng):
         i = s.order[s.cursor[0]]
         s.cursor[0] += 1
         return i
+    return _random_draw(s, rng, 0, n, len(s.tree) // 2)
+
+
+@njit(**NJIT)
+def _random_draw(s, rng, first, m, span):
+    """A draw of the random schemes among sequences first, ..., first + m - 1: the leaves
+    of the trees' subtrees of ``span`` leaves there (all n: the trees' size)."""
+    code = s.scheme
     if code == UNIFORM or uniform(rng) >= s.theta:
-        return randint(rng, n)
+        return first + randint(rng, m)
     if code == MAX:
-        return s.max_arg[1]
-    if s.tree[1] <= 0.0:
-        return randint(rng, n)
-    return sum_tree_draw(s.tree, uniform(rng))
+        return s.max_arg[(len(s.max_tree) // 2 + first) // span]
+    node = (len(s.tree) // 2 + first) // span
+    if s.tree[node] <= 0.0:
+        return first + randint(rng, m)
+    return subtree_draw(s.tree, node, uniform(rng))
+
+
+@njit(**NJIT)
+def _window_draw(s, rng):
+    """The next sequence of the current window of B (``s.window[0]``), which gets B draws
+    (a last, shorter one fewer): the scheme restricted to it (the subtree of its B
+    leaves; its own permutation for perm), but for a share ``s.spill`` of the random
+    schemes' draws, made over all n."""
+    n = len(s.gaps)
+    size = s.window[0]
+    if s.window[2] <= 0:  # the window's draws are done: the next one
+        s.window[1] = (s.window[1] + 1) % ((n + size - 1) // size)
+        first = s.window[1] * size
+        s.window[2] = min(first + size, n) - first
+        s.cursor[0] = 0
+        if s.scheme == PERM:
+            permutation(rng, s.order[first:first + s.window[2]])
+    first = s.window[1] * size
+    m = min(first + size, n) - first
+    s.window[2] -= 1
+    code = s.scheme
+    if code == CYCLIC or code == PERM:
+        k = s.cursor[0]
+        s.cursor[0] += 1
+        return first + k if code == CYCLIC else first + s.order[first + k]
+    if s.spill > 0.0 and uniform(rng) < s.spill:
+        return _random_draw(s, rng, 0, n, len(s.tree) // 2)
+    return _random_draw(s, rng, first, m, size)
+
+
+def window_size(n: int, per_sequence: float, budget: float) -> int:
+    """The window for n sequences of ``per_sequence`` bytes of store each on average: the
+    largest power of two of them within ``budget`` bytes (at least 1); 0 (none) when all n
+    fit or the budget is 0."""
+    if budget <= 0 or per_sequence * n <= budget:
+        return 0
+    return max(tree_size(int(budget // max(per_sequence, 1.0)) + 1) // 2, 1)
 
 
 @njit(**NJIT)

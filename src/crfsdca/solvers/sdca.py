@@ -23,9 +23,9 @@ from .base import Problem, Solver
 from .catalyst import CatalystLoop, kappa_ratio
 from .index import max_distinct_attributes, max_distinct_edge_attributes, sequence_index
 from .minibatch import batch_run, make_batch, make_step_buffers
-from .registry import SDCA_OPTIONS
+from .registry import SDCA_OPTIONS, store_window_mib
 from .rng import make_rng
-from .sampling import make_sampler
+from .sampling import make_sampler, window_size
 from .sdca_kernel import (
     CYC_LS,
     CYC_ORACLE,
@@ -153,8 +153,12 @@ class SDCA(Solver):
         lipschitz = None if p.radii is None else lam + weighted_radii(p) / n
         self.index = sequence_index(p.train, p.n_attributes)
         self.members = active_members(p.train.weights if p.train.weighted else np.ones(n))
+        store = mu_unary.nbytes + mu_pair.nbytes
+        self.window = window_size(len(self.members), store / n,
+                                  store_window_mib(o) * 2**20)
         self.sampler = make_sampler(o["sampler"], o["non_uniformity"], len(self.members),
-                                    None if lipschitz is None else lipschitz[self.members])
+                                    None if lipschitz is None else lipschitz[self.members],
+                                    window=self.window, spill=o["window_spill"])
         self.rng = make_rng(seed)
         max_len = int(np.max(np.diff(self.index.offsets)))
         vsize = max(max_distinct_attributes(self.index), 1) * K
@@ -393,6 +397,13 @@ class SDCA(Solver):
         out.update({f"share_{name}": c / total for name, c in zip(PHASES, cyc, strict=True)})
         self._last = c
         self._last_step_sum = step_sum
+        return out
+
+    def config(self) -> dict:
+        """The base's, with the window the draws keep to where there is one (sequences)."""
+        out = super().config()
+        if self.window:
+            out["window_sequences"] = self.window
         return out
 
     def memory_bytes(self) -> dict[str, int]:

@@ -48,9 +48,16 @@ def sum_tree_update(tree, i, value):
 @njit(**NJIT)
 def sum_tree_draw(tree, u):
     """Index drawn with probability weight / total, for u uniform in [0, 1)."""
+    return subtree_draw(tree, 1, u)
+
+
+@njit(**NJIT)
+def subtree_draw(tree, node, u):
+    """Index drawn among the leaves under ``node`` with probability weight / the node's
+    total, for u uniform in [0, 1) (node 1: all of them)."""
     size = len(tree) // 2
-    target = u * tree[1]
-    j = 1
+    target = u * tree[node]
+    j = node
     while j < size:
         left = tree[2 * j]
         right = tree[2 * j + 1]

@@ -22,7 +22,7 @@ from ..runtime import memory
 from ..runtime.threads import check_threads
 from ..solvers.base import Solver
 from ..solvers.monitor import EARLY_CHECKPOINTS, Monitor, checkpoints
-from ..solvers.registry import SolverConfig
+from ..solvers.registry import SolverConfig, store_window_mib
 
 MAX_CHECKPOINTS = 100_000
 """Trace rows a run may ask for (epochs / period) at most: more is a typo, not a plan."""
@@ -300,9 +300,11 @@ def way_out(config: SolverConfig, style: str = "flag") -> str:
 
 def _paging(config: SolverConfig, sizes) -> str:
     """What a store in a file costs where it is larger than the memory left beside the
-    rest of the state: SDCA visits its blocks at random, so most visits then read the disk
-    (measured: CoNLL-2000 on a generator, 30 s without a limit, still running after 17
-    minutes under 800 MiB with most of its 430 MB store out of memory)."""
+    rest of the state: SDCA's draws keep to windows of the store but for a share
+    (``window_spill``) over all of it, which then mostly reads the disk (without the
+    windows, CoNLL-2000 on a generator took 30 s without a limit and was still running
+    after 17 minutes under 800 MiB; docs/benchmarks.md 'Windows over a store in a
+    file')."""
     if config.options.get("store_dir") is None:
         return ""
     in_memory = config.spec.configure({**config.options, "store_dir": None})
@@ -312,8 +314,8 @@ def _paging(config: SolverConfig, sizes) -> str:
     if room is None or store <= 2 * max(left, 0):
         return ""
     return (f"; the store ({memory.gib(store)}) is more than twice the memory left beside "
-            f"the rest ({memory.gib(max(left, 0))}): most of SDCA's visits will read the "
-            "disk, and the fit may run many times slower")
+            f"the rest ({memory.gib(max(left, 0))}): SDCA's draws outside its windows "
+            "(window_spill) will read the disk, and the fit may run several times slower")
 
 
 def run_solver(problem, config: SolverConfig, *, epochs: float, seed: int = 0,
@@ -371,6 +373,9 @@ def run_solver(problem, config: SolverConfig, *, epochs: float, seed: int = 0,
     setup = time.perf_counter() - t0
     if say is not None:
         say(f"{what}: solver built in {setup:.1f}s")
+        if getattr(built, "window", 0):
+            say(f"{what}: draws keep to windows of {built.window} consecutive sequences "
+                f"(store_window {store_window_mib(config.options):g} MiB of the store)")
     monitor = Monitor(problem, evaluate_test=evaluate_test, threads=cores,
                       certify=certify or (tol is not None and relative))
     result = train(built, monitor, epochs, period=period, time_limit=seconds, gap_tol=tol,
