@@ -652,14 +652,16 @@ def store_windows_table() -> str:
                     f"stopped after {r['wall_seconds']:.0f} s" if r["returncode"] == "timeout"
                     else f"killed or failed ({r['returncode']})")
             lines.append(
-                f"| {DATA_NAMES.get(r['dataset'], r['dataset'])} | {r['limit_mib']:,} MiB | "
+                f"| {DATA_NAMES.get(r['dataset'], r['dataset'])} | "
+                + (f"{r['limit_mib']:,} MiB" if r["limit_mib"] else "none") + " | "
                 f"{r['fit']} | {ends} | "
                 + (f"{rep['seconds']:.0f}" if "seconds" in rep else "") + " | "
                 + (f"{rep['relative_gap']:.1e}" if "relative_gap" in rep else "") + " | "
                 + (f"{rep['loss']:.3f}" if "loss" in rep else "") + " |")
         lines += ["", "The default fit, `CRF(c1=0.1, c2=0.1, all_possible_transitions=True)`, "
                   "on a generator in a cgroup of that limit, where it takes a float32 store in "
-                  "a file; \"no window\": the same with `store_window=0`. Seconds are the "
+                  "a file; \"no window\": the same with `store_window=0`; \"no limit\": "
+                  "the default fit without a limit (its store in memory). Seconds are the "
                   f"fit's, making the items included; {run['machine']}."]
     return "\n".join(lines)
 
