@@ -143,8 +143,23 @@ def test_w_star_digest_catches_a_moved_optimum(results, tmp_path):
     assert {"w_star norm2", "w_star norm1", "w_star max_abs"} <= got
 
 
+def test_a_level_s_own_file_serves_its_processors(tmp_path, monkeypatch):
+    """The check reads NAME.LEVEL.json for a processor of that level where there is one
+    (its rounding differs), else NAME.json; the file says the level it was made on."""
+    base = tmp_path / "smoke.json"
+    monkeypatch.setattr(digests, "host_level", lambda: "x86-64-v4")
+    assert digests.for_host(base) == base
+    (tmp_path / "smoke.x86-64-v3.json").write_text("{}")
+    assert digests.for_host(base) == base
+    (tmp_path / "smoke.x86-64-v4.json").write_text("{}")
+    assert digests.for_host(base) == tmp_path / "smoke.x86-64-v4.json"
+    monkeypatch.undo()
+    assert digests.machine()["level"] == digests.host_level()
+
+
 @pytest.mark.parametrize("name, optima", [
     ("smoke", digests.DATASET_ORDER),
+    ("smoke.x86-64-v4", digests.DATASET_ORDER),
     ("full", ("ocr", "ner")),  # CONLL's and POS's: see docs/reproduction/report.md
 ])
 def test_stored_digest_files(name, optima):
@@ -152,7 +167,7 @@ def test_stored_digest_files(name, optima):
     every dataset (the full profile: its cheapest ones, and NER's theta = 1 of issue 59;
     the smoke: all but the racing ones) and their optima."""
     d = digests.load(STORED / f"{name}.json")
-    assert d["profile"] == name and d["rules"] == digests.RULES
+    assert d["profile"] == name.split(".")[0] and d["rules"] == digests.RULES
     assert tuple(d["optima"]) == optima
     assert {k.split("/")[0] for k in d["runs"]} == set(digests.DATASET_ORDER)
     assert not any("threads-" in k for k in d["runs"])

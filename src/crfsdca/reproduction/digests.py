@@ -236,9 +236,31 @@ def build(results: str | os.PathLike, runs: list[str] | None = None,
             "runs": {k: run_digest(results / "runs" / k) for k in runs}}
 
 
+def host_level() -> str:
+    """The best standard level this processor runs (:mod:`crfsdca.runtime.cpu_levels`;
+    "none" if none): the vector instructions numba compiles the kernels with, which
+    their rounding, and so SDCA's path, follows (the smoke profile's runs on an
+    x86-64-v4 processor differ from an x86-64-v3 one's from the second epoch)."""
+    from numba.core.registry import cpu_target
+
+    from ..runtime import cpu_levels
+
+    triple, _, features = cpu_target.target_context.codegen().magic_tuple()
+    runs = cpu_levels.runnable(triple, features)
+    return runs[0] if runs else "none"
+
+
+def for_host(path: str | os.PathLike) -> Path:
+    """The digest file for this processor: ``NAME.LEVEL.json`` beside ``path`` where
+    there is one for its :func:`host_level`, else ``path``."""
+    path = Path(path)
+    variant = path.with_name(f"{path.stem}.{host_level()}{path.suffix}")
+    return variant if variant.exists() else path
+
+
 def machine() -> dict:
     """Where the digests were made (a difference on another processor may be its
-    rounding): processor, architecture, numba, llvmlite and numpy."""
+    rounding): processor, its level, architecture, numba, llvmlite and numpy."""
     cpu = platform.processor()
     try:
         with open("/proc/cpuinfo") as f:
@@ -246,7 +268,8 @@ def machine() -> dict:
                         if ln.startswith("model name")), cpu)
     except OSError:
         pass
-    return {"processor": cpu, "machine": platform.machine(), "numba": numba.__version__,
+    return {"processor": cpu, "level": host_level(), "machine": platform.machine(),
+            "numba": numba.__version__,
             "llvmlite": llvmlite.__version__, "numpy": np.__version__}
 
 
@@ -472,13 +495,14 @@ def main(argv: list[str] | None = None) -> int:
     w.add_argument("--optima", nargs="*", help="datasets (default: as for --runs)")
     a = p.parse_args(argv)
     if a.command == "check":
-        stored = load(a.digests)
+        path = for_host(a.digests)
+        stored = load(path)
         diffs = check(stored, a.results)
-        print(report(diffs, a.digests, a.results, stored.get("profile", "")),
+        print(report(diffs, path, a.results, stored.get("profile", "")),
               file=sys.stderr if diffs else sys.stdout)
         return 1 if diffs else 0
     if a.command == "targets":
-        print(" ".join(targets(load(a.digests), a.results.rstrip("/"))))
+        print(" ".join(targets(load(for_host(a.digests)), a.results.rstrip("/"))))
         return 0
     runs, optima, profile = a.runs, a.optima, a.profile
     if Path(a.out).is_file():
