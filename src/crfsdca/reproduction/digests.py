@@ -51,7 +51,9 @@ from pathlib import Path
 import llvmlite
 import numba
 import numpy as np
+from numba.core.registry import cpu_target
 
+from ..runtime import cpu_levels
 from ..training.status import FINISHED, read_status
 from .optimum import read_optimum
 
@@ -241,10 +243,6 @@ def host_level() -> str:
     "none" if none): the vector instructions numba compiles the kernels with, which
     their rounding, and so SDCA's path, follows (the smoke profile's runs on an
     x86-64-v4 processor differ from an x86-64-v3 one's from the second epoch)."""
-    from numba.core.registry import cpu_target
-
-    from ..runtime import cpu_levels
-
     triple, _, features = cpu_target.target_context.codegen().magic_tuple()
     runs = cpu_levels.runnable(triple, features)
     return runs[0] if runs else "none"
