@@ -167,9 +167,13 @@ def add_edge_marginal_stats(out, scale, pair, p0, K, oe, seq, i):
 
 @njit(inline="always", **NJIT)
 def _mask_range(v, v0, mask, m0, n):
-    """v[v0:v0 + n] *= mask[m0:m0 + n]."""
+    """v[v0:v0 + n] *= mask[m0:m0 + n], on slices indexed from 0: an index ``m0 + j``
+    whose sign LLVM cannot prove keeps the loop from vectorizing (``sdca_kernel``'s
+    docstring; SDCA's direction on CoNLL-2000: 48k cycles a step against 63k)."""
+    vs = v[v0:v0 + n]
+    ms = mask[m0:m0 + n]
     for j in range(n):
-        v[v0 + j] *= mask[m0 + j]
+        vs[j] *= ms[j]
 
 
 @njit(**NJIT)

@@ -406,14 +406,16 @@ def _store_applied_delta(mu_unary, u0, mu_pair, p0, d_unary, d_pair, T, K, gamma
     that w = w_hat(mu) holds for the stored marginals.
     """
     inv = 1.0 / gamma
+    m_u = mu_unary[u0:u0 + T * K]  # sliced: see the module's docstring
     for j in range(T * K):
-        old = np.float64(mu_unary[u0 + j])
-        mu_unary[u0 + j] = old + gamma * d_unary[j]
-        d_unary[j] = (np.float64(mu_unary[u0 + j]) - old) * inv
+        old = np.float64(m_u[j])
+        m_u[j] = old + gamma * d_unary[j]
+        d_unary[j] = (np.float64(m_u[j]) - old) * inv
+    m_p = mu_pair[p0:p0 + (T - 1) * K * K]
     for j in range((T - 1) * K * K):
-        old = np.float64(mu_pair[p0 + j])
-        mu_pair[p0 + j] = old + gamma * d_pair[j]
-        d_pair[j] = (np.float64(mu_pair[p0 + j]) - old) * inv
+        old = np.float64(m_p[j])
+        m_p[j] = old + gamma * d_pair[j]
+        d_pair[j] = (np.float64(m_p[j]) - old) * inv
 
 
 @njit(inline="always", **NJIT)
