@@ -176,6 +176,62 @@ def test_a_round_offers_the_better_of_its_two_certified_points(seed, ratio, l1, 
     assert s.gap_estimate() >= -1e-12
 
 
+@pytest.mark.parametrize("l1", [0.0, 0.03])
+def test_a_round_far_from_stop_at_leaves_out_its_primal_pass_until_settled(l1):
+    """With the driver's ``stop_at`` far below the stored gaps' estimate, a round end
+    certifies the moved w alone (no primal pass at x_k); ``settle`` makes that pass and
+    offers the better point, as a round end without ``stop_at`` does; the iterates are
+    those of a run without ``stop_at``."""
+    from crfsdca.solvers.sdca import X_PASS_WITHIN
+
+    p = l1_problem(l1=l1, masked=True)
+    full = make_solver("sdca", p, seed=7, catalyst=3.0)
+    lean = make_solver("sdca", p, seed=7, catalyst=3.0)
+    full.run(2 * p.n)
+    lean.run(p.n)
+    lean.stop_at = lean.gap_estimate() / (10 * X_PASS_WITHIN)  # far below: left out
+    lean.run(p.n)
+    np.testing.assert_array_equal(lean.state.w, full.state.w)
+    moved = np.array(lean.state.w)
+    assert lean.objective() == pytest.approx(P(p, moved), rel=1e-10, abs=1e-13)
+    np.testing.assert_array_equal(lean.weights(), moved)
+    assert lean.gap_estimate() == pytest.approx(P(p, moved) - lean.dual(), rel=1e-8,
+                                                abs=1e-12)
+    assert lean.settle() and not lean.settle()  # once
+    assert lean.objective() == pytest.approx(full.objective(), rel=1e-10, abs=1e-13)
+    np.testing.assert_array_equal(lean.weights(), full.weights())
+    lean.stop_at = 1e9  # within reach: the pass is made at the round end
+    lean.run(p.n)
+    full.run(p.n)
+    assert not lean.settle()
+    assert lean.objective() == pytest.approx(full.objective(), rel=1e-10, abs=1e-13)
+
+
+def test_a_run_ending_at_a_round_it_left_short_ends_on_the_better_point():
+    """train() sets ``stop_at``; a run whose budget ends at a round end that left out
+    x_k's pass settles it: its last row and its weights are those of a run that made
+    every pass (the rows before may be the moved w's)."""
+    from crfsdca.solvers.monitor import Monitor
+    from crfsdca.training.run import train
+
+    p = l1_problem(l1=0.0, masked=True)
+    runs = []
+    for gap_tol in (None, 1e-14):
+        s = make_solver("sdca", p, seed=3, catalyst=3.0)
+        result = train(s, Monitor(p), epochs=3, gap_tol=gap_tol)
+        assert result.status == "budget" and s.stop_at is None
+        runs.append((result.rows, np.array(s.weights())))
+    (full_rows, w_full), (lean_rows, w_lean) = runs
+    full, lean = full_rows[-1], lean_rows[-1]
+    left_short = [a["primal"] > b["primal"] * (1 + 1e-9) and a["epoch"] == b["epoch"] == 1
+                  for a, b in zip(lean_rows, full_rows, strict=True)]
+    assert any(left_short)  # epoch 1's row: the moved w's primal, x_k's pass left out
+    np.testing.assert_array_equal(w_lean, w_full)
+    assert lean["epoch"] == full["epoch"] == 3.0
+    assert lean["primal"] == pytest.approx(full["primal"], rel=1e-10, abs=1e-13)
+    assert lean["primal"] == pytest.approx(P(p, w_lean), rel=1e-10, abs=1e-13)
+
+
 def test_the_floor_sets_kappa_where_lambda_n_is_small():
     """kappa = max(catalyst lambda, catalyst_floor / n); the floor alone starts no loop;
     the library's default has a floor, the option table (the reproduction) none."""

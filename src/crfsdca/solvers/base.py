@@ -201,6 +201,17 @@ class Solver(ABC):
         None (the monitor's certificate then takes a pass to compute it)."""
         return None
 
+    stop_at: float | None = None
+    """The absolute gap at or below which the driver (:func:`crfsdca.training.run.train`)
+    stops, set before every ``run``; None when it runs to a budget. A solver may leave
+    out work whose only use is a certificate within it (:meth:`settle` does it at the
+    end)."""
+
+    def settle(self) -> bool:
+        """Do now what ``stop_at`` let the solver leave out at the current point, when the
+        run ends there; True if that changed ``weights()`` or its certificate."""
+        return False
+
     def finished(self) -> str | None:
         """Why the solver stopped by its own test: ``"converged"`` (its convergence test,
         e.g. CRFsuite's epsilon or delta for L-BFGS), ``"stalled"`` (it cannot make

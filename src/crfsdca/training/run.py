@@ -224,6 +224,7 @@ def train(solver: Solver, monitor: Monitor, epochs: float, period: float = 1.0,
             target_steps = int(round(target * spe))
             while steps_done < target_steps:
                 k = min(chunk, target_steps - steps_done)
+                solver.stop_at = None if gap_tol is None else tolerance()
                 t0 = time.perf_counter()
                 solver.run(k)
                 t_solver += time.perf_counter() - t0
@@ -252,6 +253,13 @@ def train(solver: Solver, monitor: Monitor, epochs: float, period: float = 1.0,
                 result.status = "converged"
             if result.status != "budget":
                 break
+        t0 = time.perf_counter()
+        if solver.settle():  # what stop_at let it leave out at its last row, done now
+            t_solver += time.perf_counter() - t0
+            result.rows.pop()
+            record(steps_done / spe)
+            if result.status == "budget" and certified(result.rows[-1]):
+                result.status = "converged"
     except _Diverged:
         result.status = "diverged"
     except (KeyboardInterrupt, Terminated) as e:
@@ -262,6 +270,7 @@ def train(solver: Solver, monitor: Monitor, epochs: float, period: float = 1.0,
         except (KeyboardInterrupt, Terminated, _Diverged):
             pass
     finally:
+        solver.stop_at = None
         progress.close()
     result.solver_seconds = t_solver
     return result
