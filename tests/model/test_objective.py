@@ -212,6 +212,24 @@ def test_dirac_start_is_its_three_passes_in_one(seed, K, masked, dtype):
                                                           np.empty(seq.n_sequences)))
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_dirac_start_is_the_same_bits_on_any_number_of_threads(dtype):
+    """More threads make the blocks and entropies by chunks and w_hat in a second pass in
+    the one thread's order: the same bits as the fused pass on one thread."""
+    from crfsdca.model.passes import chunk_bounds
+
+    rng = np.random.default_rng(5)
+    A, K = 7, 3
+    seq = random_split(rng, 900, 9, K, A)
+    assert len(chunk_bounds(seq)) > 3  # several chunks to share
+    mask = (rng.random(WeightLayout(A, K).dim) < 0.7).astype(np.uint8)
+    one = dirac_start(seq, A, K, 0.3, mask, c=10.0, dtype=dtype)
+    for threads in (2, 3):
+        many = dirac_start(seq, A, K, 0.3, mask, c=10.0, dtype=dtype, threads=threads)
+        for a, b in zip(one, many, strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
 @pytest.mark.parametrize("scale", [1e3, 3e3])
 def test_oracle_is_safe_at_large_scores_and_long_sequences(scale):
     rng = np.random.default_rng(0)

@@ -175,38 +175,80 @@ def block_gaps(w, mu_unary, mu_pair, seq: Sequences, n_attr: int, n_labels: int,
     return out
 
 
+@njit(inline="always", **NJIT)
+def _dirac_block(seq, K, c, mu_unary, mu_pair, ws, zeros, i):
+    """Sequence i's block of the store at the smoothed Dirac."""
+    start = seq.offsets[i]
+    T = seq.offsets[i + 1] - start
+    smoothed_dirac_marginals(seq.labels, start, T, K, c, ws, zeros)
+    m_u = mu_unary[start * K:(start + T) * K]
+    for j in range(T * K):
+        m_u[j] = ws.unary[j]
+    KK = K * K
+    p0 = (start - i) * KK
+    m_p = mu_pair[p0:p0 + (T - 1) * KK]
+    for j in range((T - 1) * KK):
+        m_p[j] = ws.pair[j]
+
+
+@njit(inline="always", **NJIT)
+def _dirac_sums(seq, K, mu_unary, mu_pair, n_attr, scale, w_hat, i):
+    """Sequence i's terms of w_hat (:func:`_weights_from_marginals`'s, in its order)."""
+    start = seq.offsets[i]
+    T = seq.offsets[i + 1] - start
+    u0 = start * K
+    KK = K * K
+    p0 = (start - i) * KK
+    s = scale * sequence_weight(seq, i)
+    add_label_stats(w_hat, s, K, n_attr, seq, i)
+    add_marginal_stats(w_hat, -s, mu_unary, u0, mu_pair, p0, T, K, n_attr, seq, i, T - 1)
+    if len(seq.dense_attr) > 0:
+        add_dense_label_stats(w_hat, s, K, seq, i)
+        add_dense_marginal_stats(w_hat, -s, mu_unary, u0, T, K, seq, i)
+    if len(seq.edge_indptr) > 0:
+        oe = n_attr * K + 3 * K + KK
+        add_edge_label_stats(w_hat, s, K, oe, seq, i)
+        add_edge_marginal_stats(w_hat, -s, mu_pair, p0, K, oe, seq, i)
+
+
+@njit(inline="always", **NJIT)
+def _block_entropy(seq, K, mu_unary, mu_pair, i):
+    start = seq.offsets[i]
+    return chain_entropy(mu_unary, start * K, mu_pair, (start - i) * K * K,
+                         seq.offsets[i + 1] - start, K)
+
+
 @njit(**NJIT)
 def _dirac_store(seq, K, c, mu_unary, mu_pair, ws, n_attr, scale, w_hat, entropies):
     """Each sequence's block at the smoothed Dirac; with ``entropies`` (not empty) also
-    H~(mu_i) and w_hat's sums (:func:`_weights_from_marginals`'s, in its order) while the
-    block is in cache, rather than in two more passes over the whole store."""
-    labels, offsets = seq.labels, seq.offsets
-    n = len(offsets) - 1
-    KK = K * K
-    zeros = np.zeros(KK)
-    for i in range(n):
-        start = offsets[i]
-        T = offsets[i + 1] - start
-        smoothed_dirac_marginals(labels, start, T, K, c, ws, zeros)
-        u0 = start * K
-        for j in range(T * K):
-            mu_unary[u0 + j] = ws.unary[j]
-        p0 = (start - i) * KK
-        for j in range((T - 1) * KK):
-            mu_pair[p0 + j] = ws.pair[j]
+    H~(mu_i) and w_hat's sums while the block is in cache, rather than in two more passes
+    over the whole store."""
+    zeros = np.zeros(K * K)
+    for i in range(len(seq.offsets) - 1):
+        _dirac_block(seq, K, c, mu_unary, mu_pair, ws, zeros, i)
         if len(entropies):
-            entropies[i] = chain_entropy(mu_unary, u0, mu_pair, p0, T, K)
-            s = scale * sequence_weight(seq, i)
-            add_label_stats(w_hat, s, K, n_attr, seq, i)
-            add_marginal_stats(w_hat, -s, mu_unary, u0, mu_pair, p0, T, K, n_attr, seq, i,
-                               T - 1)
-            if len(seq.dense_attr) > 0:
-                add_dense_label_stats(w_hat, s, K, seq, i)
-                add_dense_marginal_stats(w_hat, -s, mu_unary, u0, T, K, seq, i)
-            if len(seq.edge_indptr) > 0:
-                oe = n_attr * K + 3 * K + KK
-                add_edge_label_stats(w_hat, s, K, oe, seq, i)
-                add_edge_marginal_stats(w_hat, -s, mu_pair, p0, K, oe, seq, i)
+            entropies[i] = _block_entropy(seq, K, mu_unary, mu_pair, i)
+            _dirac_sums(seq, K, mu_unary, mu_pair, n_attr, scale, w_hat, i)
+
+
+@njit(**NJIT)
+def _dirac_chunks(seq, K, c, mu_unary, mu_pair, ws, entropies, bounds, counter, locks):
+    """The blocks and entropies of the chunks of ``bounds`` this thread claims."""
+    zeros = np.zeros(K * K)
+    while True:
+        ch = claim(counter, locks)
+        if ch >= len(bounds) - 1:
+            return
+        for i in range(bounds[ch], bounds[ch + 1]):
+            _dirac_block(seq, K, c, mu_unary, mu_pair, ws, zeros, i)
+            entropies[i] = _block_entropy(seq, K, mu_unary, mu_pair, i)
+
+
+@njit(**NJIT)
+def _dirac_weights(seq, K, mu_unary, mu_pair, n_attr, scale, w_hat):
+    """w_hat's sums over every sequence, in order (after :func:`_dirac_chunks`)."""
+    for i in range(len(seq.offsets) - 1):
+        _dirac_sums(seq, K, mu_unary, mu_pair, n_attr, scale, w_hat, i)
 
 
 def dirac_marginals(seq: Sequences, n_labels: int, c: float = 10.0, dtype=np.float64,
@@ -229,18 +271,30 @@ def unary_store(n: int, dtype, directory: str | None = None) -> np.ndarray:
 
 def dirac_start(seq: Sequences, n_attr: int, n_labels: int, lam: float,
                 mask: np.ndarray | None = None, c: float = 10.0, dtype=np.float64,
-                directory: str | None = None, n_edges: int = 0):
-    """SDCA's start at the smoothed Dirac in one pass: (mu_unary, mu_pair, w_hat(mu),
-    H~(mu_i) of every sequence), each as :func:`dirac_marginals`,
-    :func:`weights_from_marginals` and :func:`sequence_entropies` give it."""
+                directory: str | None = None, n_edges: int = 0, threads: int = 1):
+    """SDCA's start at the smoothed Dirac: (mu_unary, mu_pair, w_hat(mu), H~(mu_i) of
+    every sequence), each as :func:`dirac_marginals`, :func:`weights_from_marginals` and
+    :func:`sequence_entropies` give it. One thread makes it in one pass; more make the
+    blocks and entropies on ``threads`` threads, then w_hat's sums in a second pass in the
+    same order: the same bits."""
     K = n_labels
     nu, npair = store_sizes(seq, K)
     mu_unary = unary_store(nu, dtype, directory)
     mu_pair = stream_empty(npair, dtype, directory)
     w_hat = aligned_zeros(n_attr * K + 3 * K + K * K + n_edges * K * K)
     entropies = aligned_empty(seq.n_sequences)
-    _dirac_store(seq, K, float(c), mu_unary, mu_pair, _workspace(seq, K), n_attr,
-                 1.0 / (lam * seq.n_sequences), w_hat, entropies)
+    scale = 1.0 / (lam * seq.n_sequences)
+    if threads == 1:
+        _dirac_store(seq, K, float(c), mu_unary, mu_pair, _workspace(seq, K), n_attr, scale,
+                     w_hat, entropies)
+    else:  # the blocks on every thread, then w_hat's sums in the one thread's order
+        bounds = chunk_bounds(seq)
+        counter, locks = claims()
+        run_parallel([(lambda: _dirac_chunks(seq, K, float(c), mu_unary, mu_pair,
+                                             _workspace(seq, K), entropies, bounds,
+                                             counter, locks))
+                      for _ in range(threads)])
+        _dirac_weights(seq, K, mu_unary, mu_pair, n_attr, scale, w_hat)
     if mask is not None:
         apply_mask(w_hat, mask)
     return mu_unary, mu_pair, w_hat, entropies

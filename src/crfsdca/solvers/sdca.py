@@ -125,10 +125,11 @@ class SDCA(Solver):
             raise ConfigError("sdca: the elastic net (c1 > 0) with transition attributes is "
                               "not offered yet: c1 = 0, or algorithm 'lbfgs'")
         dtype, where = np.dtype(o["store_dtype"]), o["store_dir"]
-        if initial_marginals is None:  # the store, w_hat and the entropies in one pass
+        if initial_marginals is None:  # the store, w_hat and the entropies
             mu_unary, mu_pair, v, entropies = dirac_start(
                 p.train, p.n_attributes, K, p.lam, p.feature_mask, c=o["init_c"], dtype=dtype,
-                directory=where, n_edges=E)
+                directory=where, n_edges=E,
+                threads=self.threads if where is None else 1)  # a file's store: one pass
         else:
             mu_unary = unary_store(len(initial_marginals[0]), dtype, where)
             mu_unary[:] = initial_marginals[0]
