@@ -90,8 +90,10 @@ def cgroup_dir() -> tuple[Path, str]:
     return Path("/sys/fs/cgroup") / path.lstrip("/") / "crfsdca-limit", "v2"
 
 
-def run_limited(code: str, args: list[str], limit_mib: int | None) -> tuple[int, dict | None]:
-    """(return code, the fit's report) of ``python -c code args`` under the limit."""
+def run_limited(code: str, args: list[str], limit_mib: int | None,
+                timeout: float | None = None) -> tuple[int | str, dict | None]:
+    """(return code, the fit's report) of ``python -c code args`` under the limit (none:
+    None), stopped after ``timeout`` seconds if given (return code ``"timeout"``)."""
     where, version = cgroup_dir()
     where.mkdir(exist_ok=True)
     limit = str(limit_mib * 2**20) if limit_mib else "max" if version == "v2" else "-1"
@@ -102,8 +104,11 @@ def run_limited(code: str, args: list[str], limit_mib: int | None) -> tuple[int,
         with open(procs, "w") as f:
             f.write(str(os.getpid()))
 
-    out = subprocess.run([sys.executable, "-c", code, *args], preexec_fn=enter,
-                         capture_output=True, text=True)
+    try:
+        out = subprocess.run([sys.executable, "-c", code, *args], preexec_fn=enter,
+                             capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "timeout", None
     lines = [s for s in out.stdout.splitlines() if s.startswith("{")]
     if out.returncode > 0:  # an error, not a kill: its last line says which
         print(f"      {(out.stderr.strip().splitlines() or [''])[-1][:200]}", flush=True)

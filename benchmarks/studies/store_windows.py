@@ -41,7 +41,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -90,34 +89,17 @@ LIMIT_FITS = {"default windows": ("", True), "no window": (", store_window=0", T
 
 
 def limit_rows(limit_mib: int, timeout: float, fits, keep) -> None:
-    from memory_limit import COPIES, REPORT, cgroup_dir
+    from memory_limit import COPIES, REPORT, run_limited
     from peak_memory import PAIRS
 
     prelude = PAIRS.format(src=str(ROOT / "src"), raw=str(ROOT / "data" / "raw"),
                            config=str(ROOT / "config.yaml"))
-    where, version = cgroup_dir()
-    where.mkdir(exist_ok=True)
-    (where / ("memory.max" if version == "v2" else "memory.limit_in_bytes")).write_text(
-        str(limit_mib * 2**20))
     for label in fits:
         extra, limited = LIMIT_FITS[label]
         code = prelude + COPIES + FIT.format(extra=extra) + REPORT
-
-        def enter(limited=limited):
-            if limited:
-                with open(where / "cgroup.procs", "w") as f:
-                    f.write(str(os.getpid()))
-
         t0 = time.perf_counter()
-        try:
-            out = subprocess.run([sys.executable, "-c", code, "chunk", "0", "1"],
-                                 preexec_fn=enter, capture_output=True, text=True,
-                                 timeout=timeout)
-            lines = [s for s in out.stdout.splitlines() if s.startswith("{")]
-            report = json.loads(lines[-1]) if out.returncode == 0 and lines else None
-            rc = out.returncode
-        except subprocess.TimeoutExpired:
-            report, rc = None, "timeout"
+        rc, report = run_limited(code, ["chunk", "0", "1"], limit_mib if limited else None,
+                                 timeout)
         keep({"dataset": "chunk", "limit_mib": limit_mib if limited else None, "fit": label,
               "returncode": rc,
               "wall_seconds": time.perf_counter() - t0, "report": report})
