@@ -22,6 +22,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
+from .corpus import Corpus
 from .data.items import Vocabulary, encode
 from .data.sequences import join, with_weights
 from .data.shared_encoding import encode_training
@@ -443,6 +444,10 @@ class CRF(BaseEstimator):
         read once, a chunk at a time, and its items are never all in memory at once;
         the model is the one the same sequences in lists give.
 
+        ``X`` may also be a [`Corpus`][crfsdca.corpus.Corpus] (``y`` None): sequences
+        encoded once into a folder, trained on without encoding them again (the same
+        model as on the sequences themselves).
+
         ``sample_weight``: a weight per sequence (finite, >= 0; a number: the same for
         all), multiplying its loss: the objective is sum_i c_i NLL_i + c1 ||w||_1 +
         c2 ||w||^2 (CRFsuite's ``@weight``; c2 is not rescaled, as scikit-learn's
@@ -459,8 +464,11 @@ class CRF(BaseEstimator):
     def _fit(self, X, y, X_dev, y_dev, sample_weight, add_to_state: bool):
         if (X_dev is None) != (y_dev is None):
             raise ValueError("pass both X_dev and y_dev to use the holdout data")
-        streamed = is_stream(X, y)
-        if not streamed:
+        corpus = X if isinstance(X, Corpus) else None
+        if corpus is not None and y is not None:
+            raise ValueError("fit(corpus): the labels are the corpus's own; pass y=None")
+        streamed = corpus is None and is_stream(X, y)
+        if not streamed and corpus is None:
             X, y = training_lists(X, y)
             sample_weight = check_sample_weight(sample_weight, len(X))
         algorithm, run = self._checked_run()
@@ -468,7 +476,7 @@ class CRF(BaseEstimator):
         c2 = float(self.c2)
         if not (math.isfinite(c2) and c2 >= 0):
             raise ValueError(f"c2 must be a finite number >= 0, got {self.c2}")
-        if not streamed:  # a lower bound of the data's feature mass, before encoding
+        if not streamed and corpus is None:  # the data's feature mass at least, before encoding
             transitions = sum(map(len, X)) - len(X)
             if (why := scale_problem(c2, transitions, config)) is not None:
                 raise ConfigError(why)
@@ -481,8 +489,15 @@ class CRF(BaseEstimator):
         attributes = Vocabulary(previous.attributes if previous is not None else ())
         labels = Vocabulary(previous.labels if previous is not None else ())
         keep = continuing or self.save_dual
+        if corpus is not None and keep:
+            raise ConfigError("a fit on a Corpus is not continued (warm_start, partial_fit, "
+                              "save_dual) yet: fit on the sequences themselves")
         lap = _stopwatch()
-        if streamed:
+        if corpus is not None:
+            attributes, labels = Vocabulary(corpus.attributes), Vocabulary(corpus.labels)
+            train, digests, zero_entries = corpus.sequences, [], corpus.zero_entries
+            sample_weight = check_sample_weight(sample_weight, train.n_sequences)
+        elif streamed:
             train, digests, zero_entries = encode_stream(labeled_pairs(X, y), attributes,
                                                          labels, digests=keep)
             sample_weight = check_sample_weight(sample_weight, train.n_sequences)

@@ -27,7 +27,7 @@ from helpers.paths import ROOT as REPO
 
 from crfsdca.reproduction.sources import PACKAGE, ROOT, direct_imports
 
-FACE = {"estimator", "cv", "tagger", "metrics", "scorers", "model_file", "errors",
+FACE = {"estimator", "cv", "corpus", "tagger", "metrics", "scorers", "model_file", "errors",
         "eli5_support", "templates"}
 """The top-level modules: what users import (besides ``__init__`` and ``__main__``)."""
 FOLDERS = {"cli", "data", "formats", "model", "reproduction", "runtime", "solvers",

@@ -17,6 +17,10 @@ Schema (format ``crfsdca-dataset``, version 1)::
     /train/attr_values      float64 (nnz)        optional: the value of each entry (real-valued
                                                  attributes); absent means every value is 1
     /train/radii            float64 (n)          squared radius R_i of every training sequence
+    /train/zero_entries     int64 (m, 2)         optional: (attribute id, token) of the entries
+                                                 given with weight 0, which the split leaves
+                                                 out and CRFsuite's feature set counts
+                                                 (a corpus of crfsdca.Corpus); absent: none
     /test/...               the same arrays (no radii); absent if there is no test split
 
 Within a token, attribute ids are sorted ascending and unique.
@@ -44,6 +48,8 @@ FORMAT_VERSION = 1
 SPLIT_ARRAYS = ("offsets", "labels", "attr_indptr", "attr_indices")
 VALUES = "attr_values"
 """The optional array of a split (written only for real-valued attributes)."""
+ZEROS = "zero_entries"
+"""The training split's optional array of weight-0 entries."""
 JSON_ATTRS = ("source_sha256", "templates", "config")
 
 
@@ -62,6 +68,8 @@ class Dataset:
     model_labels: int | None = None
     """K: ``labels[:K]`` are the labels seen in training, the model's. Labels after them
     occur only in the test split (a model can never predict them); None: all labels."""
+    zero_entries: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int64))
+    """(attribute id, token) of the training entries given with weight 0."""
 
     @property
     def n_labels(self) -> int:
@@ -93,6 +101,17 @@ def _check_sorted_unique(seq: Sequences, where: str) -> None:
         raise ValueError(f"{where}: attribute ids within a token must be sorted and unique")
 
 
+def _check_zero_entries(zeros: np.ndarray, A: int, N: int, error) -> None:
+    """``error`` (a message) unless every row of ``zeros`` is an (attribute id, token)
+    pair of the split."""
+    if zeros.ndim != 2 or zeros.shape[1] != 2:
+        raise error(f"zero_entries has shape {zeros.shape}, expected (m, 2)")
+    if len(zeros) and not ((zeros[:, 0] >= 0).all() and (zeros[:, 0] < A).all()
+                           and (zeros[:, 1] >= 0).all() and (zeros[:, 1] < N).all()):
+        raise error(f"zero_entries: an attribute id outside [0, {A}) or a token outside "
+                    f"[0, {N})")
+
+
 def write_dataset(path: str | os.PathLike, ds: Dataset) -> Path:
     """Write ``ds`` to ``path`` atomically (schema in the module docstring)."""
     path = Path(path)
@@ -105,6 +124,8 @@ def write_dataset(path: str | os.PathLike, ds: Dataset) -> Path:
     radii = np.ascontiguousarray(ds.radii, dtype=np.float64)
     if radii.shape != (ds.train.n_sequences,):
         raise ValueError(f"radii has shape {radii.shape}, expected ({ds.train.n_sequences},)")
+    zeros = np.ascontiguousarray(ds.zero_entries, dtype=np.int64).reshape(-1, 2)
+    _check_zero_entries(zeros, A, ds.train.n_tokens, ValueError)
     attrs = dict(ds.attrs)
     attrs.update(format=FORMAT, format_version=FORMAT_VERSION, dataset=ds.name,
                  n_labels=K, n_attributes=A)
@@ -129,6 +150,8 @@ def write_dataset(path: str | os.PathLike, ds: Dataset) -> Path:
                 g.create_dataset(VALUES, data=seq.attr_values)
             if name == "train":
                 g.create_dataset("radii", data=radii)
+                if len(zeros):
+                    g.create_dataset(ZEROS, data=zeros)
     return path
 
 
@@ -223,9 +246,13 @@ def _load(path: Path, f: h5py.File) -> Dataset:
                 raise DataFormatError(path, f"/{name}: {e}") from None
             splits[name] = seq
         radii = np.asarray(_read_array(path, f, "train/radii", "float"), dtype=np.float64)
+        zeros = (np.asarray(_read_array(path, f["train"], ZEROS, "int"), dtype=np.int64)
+                 if ZEROS in f["train"] else np.zeros((0, 2), np.int64))
     if radii.shape != (splits["train"].n_sequences,):
         raise DataFormatError(path, f"/train/radii has shape {radii.shape}, expected "
                                     f"({splits['train'].n_sequences},)")
+    _check_zero_entries(zeros, len(attributes), splits["train"].n_tokens,
+                        lambda msg: DataFormatError(path, f"/train/{msg}"))
     bad = ~(np.isfinite(radii) & (radii >= 0))
     if bad.any():
         i = int(np.argmax(bad))
@@ -233,4 +260,4 @@ def _load(path: Path, f: h5py.File) -> Dataset:
                                     f">= 0 (sequence {i}: {radii[i]}); featurize again")
     return Dataset(name=str(attrs.get("dataset", path.stem)), train=splits["train"],
                    test=splits["test"], labels=labels, attributes=attributes, radii=radii,
-                   attrs=attrs, path=path, model_labels=n_model)
+                   attrs=attrs, path=path, model_labels=n_model, zero_entries=zeros)

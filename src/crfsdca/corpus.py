@@ -1,0 +1,105 @@
+"""A training corpus encoded once, in a folder the user names, for any number of fits.
+
+``CRF.fit`` encodes its items every time: for a corpus read from a generator or files
+larger than memory, and for the many fits of a search or of continued experiments, the
+encoding is a large share of each fit (CoNLL-2000's 211,727 tokens: about 1.7 s of a
+16 s fit). :meth:`Corpus.create` reads the sequences once, a chunk at a time as
+``fit`` reads a stream (never all as Python objects), and writes them encoded into
+``folder/corpus.h5`` (the processed dataset format of :mod:`crfsdca.data.hdf5`, its
+training split and vocabularies, plus the (attribute, token) pairs given with weight 0,
+which CRFsuite's feature set counts); ``Corpus(folder)`` opens it again, in this process
+or a later one, and ``CRF().fit(corpus)`` trains on it without encoding anything: the
+same model, to the last bit, as ``fit`` on the sequences themselves.
+
+    corpus = crfsdca.Corpus.create("conll_train", X_train, y_train)   # or (x, y) pairs
+    for c2 in (0.01, 0.1, 1.0):
+        crfsdca.CRF(c2=c2).fit(corpus)
+    crfsdca.Corpus("conll_train")   # later, in another process
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .data.hdf5 import Dataset, load_dataset, write_dataset
+from .data.items import Vocabulary
+from .data.radii import squared_radii
+from .data.sequences import Sequences
+from .data.stream import encode_stream, labeled_pairs
+from .errors import DataFormatError
+
+FILE = "corpus.h5"
+"""The corpus's file in its folder."""
+
+
+class Corpus:
+    """An encoded training corpus in ``folder`` (made by :meth:`create`): its split, the
+    attribute and label vocabularies, and the weight-0 entries."""
+
+    def __init__(self, folder: str | os.PathLike):
+        self.folder = Path(folder)
+        path = self.folder / FILE
+        if not self.folder.is_dir():
+            raise FileNotFoundError(f"{self.folder}: no such folder (Corpus.create makes one)")
+        if not path.is_file():
+            raise FileNotFoundError(f"{self.folder}: no {FILE} in it (Corpus.create writes "
+                                    "one)")
+        ds = load_dataset(path)
+        if ds.test is not None or ds.n_labels != len(ds.labels):
+            raise DataFormatError(path, "a corpus has a training split alone")
+        self._dataset = ds
+
+    @classmethod
+    def create(cls, folder: str | os.PathLike, X, y=None) -> Corpus:
+        """Encode the sequences ``X`` with labels ``y`` (as ``CRF.fit`` takes them: lists,
+        any iterables read once, or ``y`` None and ``X`` (xseq, yseq) pairs) into
+        ``folder`` (made if missing; an earlier corpus there is replaced, atomically)."""
+        attributes, labels = Vocabulary(), Vocabulary()
+        seq, _, zero_entries = encode_stream(labeled_pairs(X, y), attributes, labels)
+        if seq.n_dense:
+            raise ValueError("a corpus holds no array attributes (vector values) yet: fit "
+                             "on the sequences themselves")
+        if len(labels) < 2:
+            raise ValueError(f"a corpus needs two labels or more, got {labels.strings()}")
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        A, K = len(attributes), len(labels)
+        write_dataset(folder / FILE, Dataset(
+            name=folder.name, train=seq, test=None, labels=labels.strings(),
+            attributes=attributes.strings(), radii=squared_radii(seq, K, A),
+            zero_entries=zero_entries))
+        return cls(folder)
+
+    @property
+    def sequences(self) -> Sequences:
+        """The encoded training split."""
+        return self._dataset.train
+
+    @property
+    def attributes(self) -> list[str]:
+        """Attribute id -> name, in order of first occurrence."""
+        return self._dataset.attributes
+
+    @property
+    def labels(self) -> list[str]:
+        """Label id -> name, in order of first occurrence."""
+        return self._dataset.labels
+
+    @property
+    def zero_entries(self) -> np.ndarray:
+        """The (attribute, token) pairs given with weight 0 (int64, shape (m, 2))."""
+        return self._dataset.zero_entries
+
+    def __len__(self) -> int:
+        return self.sequences.n_sequences
+
+    def __repr__(self) -> str:
+        return (f"Corpus({str(self.folder)!r}: {len(self)} sequences, "
+                f"{self.sequences.n_tokens} tokens, {len(self.attributes)} attributes, "
+                f"{len(self.labels)} labels)")
+
+
+__all__ = ["Corpus"]
