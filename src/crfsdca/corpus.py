@@ -3,13 +3,14 @@
 ``CRF.fit`` encodes its items every time: for a corpus read from a generator or files
 larger than memory, and for the many fits of a search or of continued experiments, the
 encoding is a large share of each fit (CoNLL-2000's 211,727 tokens: about 1.7 s of a
-16 s fit). :meth:`Corpus.create` reads the sequences once, a chunk at a time as
-``fit`` reads a stream (never all as Python objects), and writes them encoded into
-``folder/corpus.h5`` (the processed dataset format of :mod:`crfsdca.data.hdf5`, its
-training split and vocabularies, plus the (attribute, token) pairs given with weight 0,
-which CRFsuite's feature set counts); ``Corpus(folder)`` opens it again, in this process
-or a later one, and ``CRF().fit(corpus)`` trains on it without encoding anything: the
-same model, to the last bit, as ``fit`` on the sequences themselves.
+16 s fit). [`Corpus.create`][crfsdca.corpus.Corpus.create] reads the sequences once, a
+chunk at a time as ``fit`` reads a stream (never all as Python objects), and writes them
+encoded into ``folder/corpus.h5`` (the processed dataset format of
+``crfsdca.data.hdf5``, its training split and vocabularies, plus the (attribute, token)
+pairs given with weight 0, which CRFsuite's feature set counts); ``Corpus(folder)``
+opens it again, in this process or a later one, and ``CRF().fit(corpus)`` trains on it
+without encoding anything: the same model, to the last bit, as ``fit`` on the sequences
+themselves.
 
     corpus = crfsdca.Corpus.create("conll_train", X_train, y_train)   # or (x, y) pairs
     for c2 in (0.01, 0.1, 1.0):
@@ -36,7 +37,7 @@ FILE = "corpus.h5"
 
 
 class Corpus:
-    """An encoded training corpus in ``folder`` (made by :meth:`create`): its split, the
+    """An encoded training corpus in ``folder`` (made by ``Corpus.create``): its split, the
     attribute and label vocabularies, and the weight-0 entries."""
 
     def __init__(self, folder: str | os.PathLike):
