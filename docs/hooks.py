@@ -535,6 +535,27 @@ def path_epsilon_table() -> str:
     return "\n".join(lines)
 
 
+def tuning_searches_table() -> str:
+    """``benchmarks/tuning.py``'s stored runs of both searches
+    (``benchmarks/results/tuning/searches.jsonl``): wall and CPU seconds, how much sooner
+    ``CRFCV`` is than the tutorial's search, the choice and its scores."""
+    path = ROOT / "benchmarks" / "results" / "tuning" / "searches.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    lines = ["| data | jobs | search | wall s | CPU s | sooner | chosen (c1, c2) | best CV F1 "
+             "| refit's test F1 |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        theirs = next((t for t in rows if t["tool"] == "sklearn-crfsuite"
+                       and (t["lang"], t["jobs"]) == (r["lang"], r["jobs"])), None)
+        sooner = (f"{theirs['seconds'] / r['seconds']:.1f}x" if theirs is not None
+                  and r["tool"] != "sklearn-crfsuite" else "")
+        b = r["best_params"]
+        lines.append(f"| CoNLL-2002 {r['lang']} | {r['jobs']} | {r['tool']} | "
+                     f"{r['seconds']:,.0f} | {r['cpu_seconds']:,.0f} | {sooner} | "
+                     f"({b['c1']:.3g}, {b['c2']:.3g}) | {r['best_cv_f1']:.4f} | "
+                     f"{r['test_f1']:.4f} |")
+    return "\n".join(lines)
+
+
 def peak_memory_table() -> str:
     """``benchmarks/studies/peak_memory.py``'s stored run: the peak resident memory of each
     fit's process, and each crfsdca fit's as a multiple of sklearn-crfsuite's."""
@@ -684,6 +705,7 @@ def placeholder(name: str) -> str:
                  "every_core": every_core_table, "small_c2_routes": routes_table,
                  "catalyst_contraction": contraction_table,
                  "path_epsilon": path_epsilon_table, "peak_memory": peak_memory_table,
+                 "tuning_searches": tuning_searches_table,
                  "memory_limit": memory_limit_table, "store_windows": store_windows_table,
                  "partitions": lambda: epochs_table("partitions.json", "P",
                                                     "partitioned SDCA (CoCoA+)")}
