@@ -75,25 +75,30 @@ def primal_and_gradient(w, seq: Sequences, n_attr: int, n_labels: int, lam: floa
                          threads, buffers, into)
 
 
+@njit(inline="always", **NJIT)
+def _weight_terms(mu_unary, mu_pair, n_attr, K, seq, scale, out, i):
+    """Sequence i's terms of w_hat(mu) into ``out``: scale c_i (F(x_i, y_i) - E_mu_i[F])."""
+    start = seq.offsets[i]
+    T = seq.offsets[i + 1] - start
+    u0 = start * K
+    p0 = (start - i) * K * K
+    s = scale * sequence_weight(seq, i)
+    add_label_stats(out, s, K, n_attr, seq, i)
+    add_marginal_stats(out, -s, mu_unary, u0, mu_pair, p0, T, K, n_attr, seq, i, T - 1)
+    if len(seq.dense_attr) > 0:
+        add_dense_label_stats(out, s, K, seq, i)
+        add_dense_marginal_stats(out, -s, mu_unary, u0, T, K, seq, i)
+    if len(seq.edge_indptr) > 0:
+        oe = n_attr * K + 3 * K + K * K
+        add_edge_label_stats(out, s, K, oe, seq, i)
+        add_edge_marginal_stats(out, -s, mu_pair, p0, K, oe, seq, i)
+
+
 @njit(**NJIT)
 def _weights_from_marginals(mu_unary, mu_pair, n_attr, K, seq, scale, out):
-    offsets = seq.offsets
-    n = len(offsets) - 1
-    dense = len(seq.dense_attr) > 0
-    oe = n_attr * K + 3 * K + K * K
-    for i in range(n):
-        T = offsets[i + 1] - offsets[i]
-        s = scale * sequence_weight(seq, i)
-        add_label_stats(out, s, K, n_attr, seq, i)
-        add_marginal_stats(out, -s, mu_unary, offsets[i] * K, mu_pair,
-                           (offsets[i] - i) * K * K, T, K, n_attr, seq, i, T - 1)
-        if dense:
-            add_dense_label_stats(out, s, K, seq, i)
-            add_dense_marginal_stats(out, -s, mu_unary, offsets[i] * K, T, K, seq, i)
-        if len(seq.edge_indptr) > 0:
-            add_edge_label_stats(out, s, K, oe, seq, i)
-            add_edge_marginal_stats(out, -s, mu_pair, (offsets[i] - i) * K * K, K, oe, seq,
-                                    i)
+    """w_hat(mu)'s terms of every sequence into ``out``, in sequence order."""
+    for i in range(len(seq.offsets) - 1):
+        _weight_terms(mu_unary, mu_pair, n_attr, K, seq, scale, out, i)
 
 
 def weights_from_marginals(mu_unary, mu_pair, seq: Sequences, n_attr: int, n_labels: int,
@@ -192,27 +197,8 @@ def _dirac_block(seq, K, c, mu_unary, mu_pair, ws, zeros, i):
 
 
 @njit(inline="always", **NJIT)
-def _dirac_sums(seq, K, mu_unary, mu_pair, n_attr, scale, w_hat, i):
-    """Sequence i's terms of w_hat (:func:`_weights_from_marginals`'s, in its order)."""
-    start = seq.offsets[i]
-    T = seq.offsets[i + 1] - start
-    u0 = start * K
-    KK = K * K
-    p0 = (start - i) * KK
-    s = scale * sequence_weight(seq, i)
-    add_label_stats(w_hat, s, K, n_attr, seq, i)
-    add_marginal_stats(w_hat, -s, mu_unary, u0, mu_pair, p0, T, K, n_attr, seq, i, T - 1)
-    if len(seq.dense_attr) > 0:
-        add_dense_label_stats(w_hat, s, K, seq, i)
-        add_dense_marginal_stats(w_hat, -s, mu_unary, u0, T, K, seq, i)
-    if len(seq.edge_indptr) > 0:
-        oe = n_attr * K + 3 * K + KK
-        add_edge_label_stats(w_hat, s, K, oe, seq, i)
-        add_edge_marginal_stats(w_hat, -s, mu_pair, p0, K, oe, seq, i)
-
-
-@njit(inline="always", **NJIT)
 def _block_entropy(seq, K, mu_unary, mu_pair, i):
+    """H~(mu_i) of sequence i's block of the store."""
     start = seq.offsets[i]
     return chain_entropy(mu_unary, start * K, mu_pair, (start - i) * K * K,
                          seq.offsets[i + 1] - start, K)
@@ -228,7 +214,7 @@ def _dirac_store(seq, K, c, mu_unary, mu_pair, ws, n_attr, scale, w_hat, entropi
         _dirac_block(seq, K, c, mu_unary, mu_pair, ws, zeros, i)
         if len(entropies):
             entropies[i] = _block_entropy(seq, K, mu_unary, mu_pair, i)
-            _dirac_sums(seq, K, mu_unary, mu_pair, n_attr, scale, w_hat, i)
+            _weight_terms(mu_unary, mu_pair, n_attr, K, seq, scale, w_hat, i)
 
 
 @njit(**NJIT)
@@ -242,13 +228,6 @@ def _dirac_chunks(seq, K, c, mu_unary, mu_pair, ws, entropies, bounds, counter, 
         for i in range(bounds[ch], bounds[ch + 1]):
             _dirac_block(seq, K, c, mu_unary, mu_pair, ws, zeros, i)
             entropies[i] = _block_entropy(seq, K, mu_unary, mu_pair, i)
-
-
-@njit(**NJIT)
-def _dirac_weights(seq, K, mu_unary, mu_pair, n_attr, scale, w_hat):
-    """w_hat's sums over every sequence, in order (after :func:`_dirac_chunks`)."""
-    for i in range(len(seq.offsets) - 1):
-        _dirac_sums(seq, K, mu_unary, mu_pair, n_attr, scale, w_hat, i)
 
 
 def dirac_marginals(seq: Sequences, n_labels: int, c: float = 10.0, dtype=np.float64,
@@ -294,7 +273,7 @@ def dirac_start(seq: Sequences, n_attr: int, n_labels: int, lam: float,
                                              _workspace(seq, K), entropies, bounds,
                                              counter, locks))
                       for _ in range(threads)])
-        _dirac_weights(seq, K, mu_unary, mu_pair, n_attr, scale, w_hat)
+        _weights_from_marginals(mu_unary, mu_pair, n_attr, K, seq, scale, w_hat)
     if mask is not None:
         apply_mask(w_hat, mask)
     return mu_unary, mu_pair, w_hat, entropies
