@@ -63,6 +63,16 @@ def grid(size: int) -> tuple[list[float], list[float]]:
             np.geomspace(*tutorial_range(0.05), size).tolist())
 
 
+def commit() -> dict:
+    """The commit measured, and whether the tree had changes beside it."""
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
+                              check=False).stdout.strip()
+
+    return {"commit": git("rev-parse", "--short", "HEAD"),
+            "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
+
+
 def cpu_seconds() -> float:
     """CPU seconds of this process and of its live children (joblib's workers)."""
     import psutil
@@ -162,17 +172,20 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0, help="RandomizedSearchCV's random_state")
     ap.add_argument("--out", type=Path, help="append each run as a JSON line here")
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--run", default=None, help=argparse.SUPPRESS)  # the invocation's id
     args = ap.parse_args(argv)
     if args.one:  # a child: one search, its JSON on stdout
-        print(json.dumps(run_one(args.only, args.lang[0], args.jobs[0], args.quick,
-                                 args.path_epsilon, args.seed, args.refine)))
+        row = run_one(args.only, args.lang[0], args.jobs[0], args.quick, args.path_epsilon,
+                      args.seed, args.refine)
+        print(json.dumps({**row, "run": args.run, **commit()}))
         return 0
+    run = time.strftime("%Y-%m-%dT%H:%M:%S")
     rows = []
     for lang in args.lang:
         for jobs in args.jobs:
             for tool in ([args.only] if args.only else TOOLS):
                 cmd = [sys.executable, __file__, "--one", "--only", tool, "--lang", lang,
-                       "--jobs", str(jobs), "--seed", str(args.seed)]
+                       "--jobs", str(jobs), "--seed", str(args.seed), "--run", run]
                 cmd += ["--quick"] if args.quick else []
                 if args.path_epsilon is not None:
                     cmd += ["--path-epsilon", str(args.path_epsilon)]

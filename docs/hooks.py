@@ -538,18 +538,21 @@ def path_epsilon_table() -> str:
 def tuning_searches_table() -> str:
     """``benchmarks/tuning.py``'s stored runs of both searches
     (``benchmarks/results/tuning/searches.jsonl``): wall and CPU seconds, how much sooner
-    ``CRFCV`` is than the tutorial's search, the choice and its scores."""
+    ``CRFCV`` is than the tutorial's search, the choice and its scores; the newest run of
+    each search on each data set and number of jobs."""
     path = ROOT / "benchmarks" / "results" / "tuning" / "searches.jsonl"
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    lines = ["| data | jobs | search | wall s | CPU s | sooner | chosen (c1, c2) | best CV F1 "
-             "| refit's test F1 |", "|---|---|---|---|---|---|---|---|---|"]
+    newest = {}  # (lang, jobs, tool) -> its newest run (a later line is a later run)
     for r in rows:
-        theirs = next((t for t in rows if t["tool"] == "sklearn-crfsuite"
-                       and (t["lang"], t["jobs"]) == (r["lang"], r["jobs"])), None)
+        newest[(r["lang"], r["jobs"], r["tool"])] = r
+    lines = ["| data | jobs | search | commit | wall s | CPU s | sooner | chosen (c1, c2) "
+             "| best CV F1 | refit's test F1 |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for (lang, jobs, tool), r in newest.items():
+        theirs = newest.get((lang, jobs, "sklearn-crfsuite"))
         sooner = (f"{theirs['seconds'] / r['seconds']:.1f}x" if theirs is not None
-                  and r["tool"] != "sklearn-crfsuite" else "")
+                  and tool != "sklearn-crfsuite" else "")
         b = r["best_params"]
-        lines.append(f"| CoNLL-2002 {r['lang']} | {r['jobs']} | {r['tool']} | "
+        lines.append(f"| CoNLL-2002 {lang} | {jobs} | {tool} | {r.get('commit', '')} | "
                      f"{r['seconds']:,.0f} | {r['cpu_seconds']:,.0f} | {sooner} | "
                      f"({b['c1']:.3g}, {b['c2']:.3g}) | {r['best_cv_f1']:.4f} | "
                      f"{r['test_f1']:.4f} |")

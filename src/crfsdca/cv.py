@@ -44,7 +44,7 @@ from .runtime.threads import default_threads
 from .solvers.registry import SOLVERS
 from .training.folds import make_fold
 from .training.learn import check_values, feature_mass, scale_problem
-from .training.path import PathRun, fit_path, path_order, split_path
+from .training.path import PathRun, fit_path, path_order, point_costs, split_path
 from .training.weighting import check_sample_weight
 
 __all__ = ["CRFCV", "DEFAULT_C1S", "DEFAULT_C2S", "PATH_EPSILON", "REFINE", "REFINE_EPSILON",
@@ -109,7 +109,10 @@ class CRFCV(BaseEstimator):
         the labels but 'O'.
     refit : bool, default True
         Fit a CRF at the chosen (c1, c2) on all of ``X`` (``best_estimator_``), to the
-        estimator's ``epsilon``.
+        estimator's ``epsilon``. With ``n_jobs`` > 1 and candidates to refine, the
+        candidate ranked first at ``path_epsilon`` is refitted in a worker beside the
+        refined fits (which leave a worker idle while the longest ends) and kept if the
+        refined scores choose it; otherwise the chosen one is refitted after them.
     n_jobs : int or None, default None
         Paths fitted at once, through joblib (None: 1 unless in a joblib context). Each
         fit then runs on at most ``cores // n_jobs`` threads (the CRF's ``threads``, or
@@ -160,7 +163,7 @@ class CRFCV(BaseEstimator):
     n_splits_ : int
     scorer_ : callable
     refit_time_ : float
-        Seconds of the refit.
+        Seconds of the refit (where it ran: beside the refined fits, or after them).
 
     Examples
     --------
@@ -253,6 +256,7 @@ class CRFCV(BaseEstimator):
         pieces = 1 if workers <= 1 else -(-2 * workers // len(splits))
         paths = [(k, piece) for k in range(len(splits))
                  for piece in split_path(path_order(c1s, c2s), pieces)]
+        paths.sort(key=lambda path: -point_costs(path[1]).sum())  # the longest first
         attribute_names, label_names = attributes.strings(), labels.strings()
         done = joblib.Parallel(n_jobs=self.n_jobs)(
             joblib.delayed(_score_path)(
@@ -265,18 +269,25 @@ class CRFCV(BaseEstimator):
         fitted = {(k, point.c1, point.c2): point
                   for (k, _), points in zip(paths, done, strict=True) for point in points}
         refined: list = []
+        guess = early = None  # the candidate refitted beside the refined fits, and its fit
         if refine and run.epsilon is not None and refine_epsilon < run.epsilon:
             loose = _results(candidates, len(splits), fitted)
             refined = [candidates[i] for i in np.argsort(loose["rank_test_score"],
                                                          kind="stable")[:refine]]
             tight = dataclasses.replace(run, epsilon=refine_epsilon)
-            again = joblib.Parallel(n_jobs=self.n_jobs)(
-                joblib.delayed(_score_path)(
-                    seq, encoded.zero_entries, attribute_names, label_names, splits[k],
-                    [X[i] for i in splits[k][1]], [y[i] for i in splits[k][1]],
-                    [p for p in path_order(c1s, c2s) if p in refined], tight, scorer,
-                    self._crf_params(), k)
-                for k in range(len(splits)))
+            tasks = [joblib.delayed(_score_path)(
+                seq, encoded.zero_entries, attribute_names, label_names, splits[k],
+                [X[i] for i in splits[k][1]], [y[i] for i in splits[k][1]],
+                [p for p in path_order(c1s, c2s) if p in refined], tight, scorer,
+                self._crf_params(), k) for k in range(len(splits))]
+            if self.refit and workers > 1:  # first: the longest task
+                guess = refined[0]
+                tasks.insert(0, joblib.delayed(_refit)(
+                    {**self._crf_params(), "c1": guess[0], "c2": guess[1]}, X, y,
+                    sample_weight, run.threads))
+            again = joblib.Parallel(n_jobs=self.n_jobs)(tasks)
+            if guess is not None:
+                early, again = again[0], again[1:]
             for k, points in enumerate(again):
                 for point in points:
                     first = fitted[(k, point.c1, point.c2)]
@@ -287,11 +298,11 @@ class CRFCV(BaseEstimator):
         best = int(np.argmin(results["rank_test_score"]))
         c1, c2 = candidates[best]
         refitted, refit_time = None, None
-        if self.refit:
-            t0 = time.perf_counter()
-            refitted = CRF(**self._crf_params(), c1=c1, c2=c2).fit(
-                X, y, sample_weight=sample_weight)
-            refit_time = time.perf_counter() - t0
+        if self.refit and guess == (c1, c2):
+            refitted, refit_time = early
+        elif self.refit:
+            refitted, refit_time = _refit({**self._crf_params(), "c1": c1, "c2": c2}, X, y,
+                                          sample_weight, crf.threads)
         self.cv_results_ = results
         self.best_index_ = best
         self.c1_, self.c2_ = c1, c2
@@ -449,6 +460,20 @@ def _score_path(seq, zero_entries, attributes, labels, split, X_test, y_test, po
                              f"c2={c2:g}: {e}") from e
 
     return fit_path(fold, points, run, score)
+
+
+def _refit(params: dict, X, y, sample_weight, threads: int | None):
+    """(``CRF(**params)`` fitted on all of X, its seconds), on at most ``threads`` threads
+    (None: the estimator's own); its ``threads`` parameter stays ``params``'. A seed fixes
+    the model whatever the threads, so a refit in a worker (a joblib task) is the refit.
+    """
+    crf = CRF(**params)
+    if threads is not None and (crf.threads is None or crf.threads > threads):
+        crf.set_params(threads=threads)
+    t0 = time.perf_counter()
+    crf.fit(X, y, sample_weight=sample_weight)
+    seconds = time.perf_counter() - t0
+    return crf.set_params(threads=params.get("threads")), seconds
 
 
 def _tolerance(name: str, value, default: float) -> float:

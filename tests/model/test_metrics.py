@@ -53,8 +53,10 @@ def both(name, *args, **kwargs):
 
 
 AVERAGES = st.sampled_from([None, "micro", "macro", "weighted"])
-SUBSETS = st.one_of(st.none(), st.lists(st.sampled_from(LABELS), min_size=1, max_size=4,
-                                        unique=True))
+SUBSETS = st.one_of(st.none(), st.lists(st.sampled_from([*LABELS, "z", "B-x"]), min_size=1,
+                                        max_size=5, unique=True))
+"""``labels`` arguments: any order, with labels the data lack ("z", and "B-x", which sorts
+before them all)."""
 
 
 @SETTINGS
@@ -67,6 +69,23 @@ def test_flat_scores_equal_sklearn_crfsuite(y, average, labels, zero_division):
         same(*both(name, y_true, y_pred, **kw))
     same(*both("flat_fbeta_score", y_true, y_pred, 0.5, **kw))
     same(*both("flat_fbeta_score", y_true, y_pred, beta=2.0, **kw))
+
+
+def test_string_labels_reach_scikit_learn_as_codes_where_no_result_can_change(monkeypatch):
+    import sklearn.metrics
+
+    seen = []
+    real = sklearn.metrics.f1_score
+    monkeypatch.setattr(sklearn.metrics, "f1_score",
+                        lambda a, b, **kw: seen.append((a, kw)) or real(a, b, **kw))
+    y_true, y_pred = [["b", "a", "c"]], [["b", "c", "c"]]
+    metrics.flat_f1_score(y_true, y_pred, average="weighted", labels=["c", "b"])
+    codes, kw = seen[-1]
+    assert codes.tolist() == [1, 0, 2] and kw["labels"] == [2, 1]
+    metrics.flat_f1_score([["b", "a"]], [["b", "b"]], average="binary", pos_label="b")
+    assert seen[-1][0] == ["b", "a"]  # pos_label names a label: as given
+    metrics.flat_f1_score([[1, 2]], [[1, 1]], average="macro")
+    assert seen[-1][0] == [1, 2]  # not strings: as given
 
 
 @SETTINGS

@@ -12,6 +12,8 @@ import pickle
 import numpy as np
 import pytest
 from helpers.paths import RAW
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.metrics import make_scorer
@@ -20,13 +22,14 @@ from sklearn.utils.validation import check_is_fitted
 
 import crfsdca
 from crfsdca import CRF, CRFCV, metrics, scorers
+from crfsdca import cv as cv_module
 from crfsdca.cv import DEFAULT_C1S, DEFAULT_C2S, shared_encoding, tutorial_range
 from crfsdca.data import shared_encoding as shared_module
 from crfsdca.data.items import Vocabulary, encode, item_attributes
 from crfsdca.data.tutorial import iob_sents, sent2features, sent2labels
 from crfsdca.estimator import SOLVER_PARAMETERS
 from crfsdca.training.folds import make_fold
-from crfsdca.training.path import PathRun, fit_path, path_order, split_path
+from crfsdca.training.path import PathRun, fit_path, path_order, point_costs, split_path
 
 
 @pytest.fixture(scope="module")
@@ -185,8 +188,27 @@ def test_the_path_order_steps_one_grid_step_at_a_time():
     c2_rank = {v: i for i, v in enumerate((1.0, 0.1, 0.01))}
     for (a, b), (c, d) in zip(order, order[1:], strict=False):
         assert abs(c1_rank[a] - c1_rank[c]) + abs(c2_rank[b] - c2_rank[d]) == 1
-    pieces = split_path(order, 2)
-    assert sum(pieces, []) == order and [len(p) for p in pieces] in ([4, 5], [5, 4])
+    for count in (1, 2, 3, 9, 20):
+        pieces = split_path(order, count)
+        assert sum(pieces, []) == order and all(pieces) and len(pieces) <= count
+
+
+@given(st.lists(st.floats(1e-4, 10.0), min_size=1, max_size=8, unique=True),
+       st.integers(1, 6))
+@settings(max_examples=50, deadline=None)
+def test_path_pieces_are_of_about_equal_expected_work(c2s, count):
+    order = path_order([0.0, 0.1, 1.0], c2s)
+    pieces = split_path(order, count)
+    assert sum(pieces, []) == order and all(pieces)
+    costs = [point_costs(piece).sum() for piece in pieces]
+    dearest = point_costs(order).max()
+    share = point_costs(order).sum() / min(count, len(order))
+    # each cut is at the point boundary nearest its target, half a point off at most (a
+    # point dearer than a share can merge two cuts: fewer pieces)
+    if len(pieces) == min(count, len(order)):
+        assert all(abs(c - share) <= dearest * (1 + 1e-9) for c in costs)
+    assert point_costs([(0.0, 0.01)])[0] == 10.0 and point_costs([(0.0, 0.0), (0.0, 0.25)]
+                                                                  ).tolist() == [2.0, 2.0]
 
 
 def test_default_grid_covers_the_tutorial_s_range():
@@ -240,6 +262,41 @@ def test_coarse_to_fine_chooses_the_converged_search_s_point(corpus):
     assert np.allclose(r["mean_test_score"][refined], full["mean_test_score"][refined],
                        atol=1e-3)
     assert coarse.best_score_ == r["mean_test_score"][refined].max()
+
+
+@pytest.mark.parametrize("swap", [False, True])
+def test_the_refit_beside_the_refined_fits_is_the_refit(corpus, monkeypatch, swap):
+    """With two workers the loose leader is refitted beside the refined fits: kept when
+    chosen (no refit after), else the choice is refitted after them; either way
+    best_estimator_ is the plain fit at the chosen point, to the bit, with its params.
+    ``swap`` makes the loose ranking put the second candidate first (the refined one
+    then chooses another)."""
+    X, y = corpus
+    after = []
+    real_refit, real_results = cv_module._refit, cv_module._results
+    monkeypatch.setattr(cv_module, "_refit", lambda *a: after.append(a[0]) or real_refit(*a))
+    calls = []
+
+    def results(*args, **kwargs):
+        out = real_results(*args, **kwargs)
+        calls.append(out)
+        if swap and len(calls) == 1:  # the loose ranking
+            rank = out["rank_test_score"]
+            first, second = np.argsort(rank, kind="stable")[:2]
+            rank[first], rank[second] = rank[second], rank[first]
+        return out
+
+    monkeypatch.setattr(cv_module, "_results", results)
+    search = CRFCV(c1s=[0.0, 0.3], c2s=[0.01, 0.1, 1.0], cv=3, scoring=_f1(y), n_jobs=2,
+                   refine=2).fit(X, y)
+    loose, final = calls[0], calls[-1]
+    guess = search.cv_results_["params"][int(np.argmin(loose["rank_test_score"]))]
+    assert (guess == search.best_params_) == (not swap)  # this corpus: the swap is undone
+    assert len(after) == (1 if swap else 0)
+    plain = CRF(**search.best_params_).fit(X, y)
+    np.testing.assert_array_equal(search.best_estimator_.model_.weights, plain.model_.weights)
+    assert search.best_estimator_.get_params() == plain.get_params()
+    assert search.refit_time_ > 0 and final["refined"].sum() == 2
 
 
 @pytest.mark.parametrize("name, value", [("refine", -1), ("refine", 1.5), ("refine", True),
