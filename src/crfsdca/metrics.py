@@ -7,7 +7,7 @@ arguments, as sklearn-crfsuite 0.5 does (so its outputs, warnings and errors are
 scikit-learn's). String labels are handed to it as integer codes numbered in their sorted
 order (scikit-learn's own order of string labels), where that cannot change a result:
 scikit-learn sorts and encodes 87,000 strings in 0.15 s and the codes in 0.02 s, and a
-search such as [`CRFCV`][crfsdca.CRFCV] scores every point of every fold.
+search such as [`CRFCV`][crfsdca.cv.CRFCV] scores every point of every fold.
 [`sequence_accuracy_score`][crfsdca.metrics.sequence_accuracy_score] is
 the fraction of sequences labeled exactly right.
 [`chunk_precision_recall_f1`][crfsdca.metrics.chunk_precision_recall_f1] scores the chunks
