@@ -42,7 +42,7 @@ def _flatten(y) -> list:
 
 def _flattens_y(func):
     """Call ``func`` on the flattened ``y_true`` and ``y_pred``, as their
-    :func:`_label_codes` where it gives them.
+    ``_label_codes`` where it gives them.
 
     As sklearn-crfsuite, it does not check that the sequences pair up: only the total
     numbers of labels must agree (scikit-learn's check).
