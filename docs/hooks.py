@@ -445,11 +445,11 @@ def minibatch_wall_table() -> str:
     return "\n".join(lines)
 
 
-def every_core_table() -> str:
-    """``benchmarks/studies/every_core.py``'s stored run: per dataset and (c1, c2), each
-    tool's median fit seconds (the spread in brackets), its speed-up over sklearn-crfsuite's
-    tutorial call, its objective and test F1."""
-    run = json.loads((STUDIES / "runs" / "every_core.json").read_text())
+def every_core_table(name: str = "every_core") -> str:
+    """``benchmarks/studies/every_core.py``'s stored run ``runs/<name>.json``: per dataset
+    and (c1, c2), each tool's median fit seconds (the spread in brackets), its speed-up
+    over sklearn-crfsuite's tutorial call, its objective and test F1."""
+    run = json.loads((STUDIES / "runs" / f"{name}.json").read_text())
     tools = [("sk-100", "sklearn-crfsuite"), ("ours", f"default, {run['cores']} threads"),
              ("ours-1", "default, 1 thread"), ("ours-lbfgs", f"lbfgs, {run['cores']} threads")]
     lines = ["| data | c1 | c2 | fit | seconds (runs) | speed-up | objective | F1 |",
@@ -706,6 +706,7 @@ def placeholder(name: str) -> str:
                  "minibatch": lambda: epochs_table("minibatch.json", "B", "mini-batch SDCA"),
                  "minibatch_wall": minibatch_wall_table,
                  "every_core": every_core_table, "small_c2_routes": routes_table,
+                 "every_core_small_c2": lambda: every_core_table("every_core_small_c2"),
                  "catalyst_contraction": contraction_table,
                  "path_epsilon": path_epsilon_table, "peak_memory": peak_memory_table,
                  "tuning_searches": tuning_searches_table,
