@@ -207,6 +207,9 @@ def test_path_pieces_are_of_about_equal_expected_work(c2s, count):
     # point dearer than a share can merge two cuts: fewer pieces)
     if len(pieces) == min(count, len(order)):
         assert all(abs(c - share) <= dearest * (1 + 1e-9) for c in costs)
+
+
+def test_a_point_costs_one_over_the_root_of_c2_and_c2_0_the_dearest():
     assert point_costs([(0.0, 0.01)])[0] == 10.0 and point_costs([(0.0, 0.0), (0.0, 0.25)]
                                                                   ).tolist() == [2.0, 2.0]
 

@@ -89,7 +89,7 @@ def _weight_terms(mu_unary, mu_pair, n_attr, K, seq, scale, out, i):
         add_dense_label_stats(out, s, K, seq, i)
         add_dense_marginal_stats(out, -s, mu_unary, u0, T, K, seq, i)
     if len(seq.edge_indptr) > 0:
-        oe = n_attr * K + 3 * K + K * K
+        oe = transition_offset(n_attr, K) + K * K
         add_edge_label_stats(out, s, K, oe, seq, i)
         add_edge_marginal_stats(out, -s, mu_pair, p0, K, oe, seq, i)
 
