@@ -97,6 +97,11 @@ class Corpus:
     def __len__(self) -> int:
         return self.sequences.n_sequences
 
+    def __reduce__(self):
+        """Pickled as its folder (a search's worker process opens the file again rather
+        than receiving its arrays)."""
+        return Corpus, (str(self.folder.resolve()),)
+
     def __repr__(self) -> str:
         return (f"Corpus({str(self.folder)!r}: {len(self)} sequences, "
                 f"{self.sequences.n_tokens} tokens, {len(self.attributes)} attributes, "

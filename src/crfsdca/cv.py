@@ -33,6 +33,7 @@ from sklearn.metrics import check_scoring
 from sklearn.model_selection import check_cv
 from sklearn.utils.metaestimators import available_if
 
+from .corpus import Corpus
 from .data.items import Vocabulary, encode
 from .data.sequences import with_weights
 from .data.shared_encoding import shared_encoding
@@ -206,15 +207,27 @@ class CRFCV(BaseEstimator):
         return {name: getattr(self, name) for name in CRF_PARAMETERS}
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, X, y, groups=None, sample_weight=None):
+    def fit(self, X, y=None, groups=None, sample_weight=None):
         """Fit the grid on every fold of ``cv``, choose (c1, c2) by the mean test score,
         refit there on all of ``X`` (``refit``). ``groups``: for a splitter that takes
         them; ``sample_weight``: a weight per sequence, as ``CRF.fit`` takes it (each
-        fold's fits get their rows' weights)."""
+        fold's fits get their rows' weights).
+
+        ``X`` may also be a [`Corpus`][crfsdca.corpus.Corpus] (``y`` None): the folds
+        are cut from its encoding and the refit trains on it, nothing is encoded again.
+        A scorer then sees each test sequence as its index in the corpus (its ``X``) and
+        the corpus's labels (its ``y``): the default scorer and any metric of labels
+        work, one that reads the items cannot."""
         for name in ("cv_results_", "best_estimator_", "c1_", "c2_", "best_params_",
                      "best_index_", "best_score_", "n_splits_", "scorer_", "refit_time_"):
             self.__dict__.pop(name, None)  # a failed fit leaves nothing of an earlier one
-        X, y = training_lists(X, y)
+        corpus = X if isinstance(X, Corpus) else None
+        if corpus is not None:
+            if y is not None:
+                raise ValueError("fit(corpus): the labels are the corpus's own; pass y=None")
+            X, y = _corpus_lists(corpus)
+        else:
+            X, y = training_lists(X, y)
         crf = CRF(**self._crf_params())
         if crf.transition_prefix is not None:
             raise ConfigError("CRFCV does not search models with transition attributes "
@@ -236,9 +249,13 @@ class CRFCV(BaseEstimator):
         scorer = _scorer(crf, self.scoring)
         sample_weight = check_sample_weight(sample_weight, len(X))
 
-        attributes, labels = Vocabulary(), Vocabulary()
-        encoded = encode(X, y, attributes, labels, grow=True)
-        seq = with_weights(encoded.seq, sample_weight)
+        if corpus is not None:  # encoded once already
+            attributes, labels = Vocabulary(corpus.attributes), Vocabulary(corpus.labels)
+            seq, zero_entries = corpus.sequences, corpus.zero_entries
+        else:
+            attributes, labels = Vocabulary(), Vocabulary()
+            seq, _, zero_entries = encode(X, y, attributes, labels, grow=True)
+        seq = with_weights(seq, sample_weight)
         check_values(seq, attributes)
         mass = feature_mass(seq)
         for c2 in c2s:
@@ -260,7 +277,7 @@ class CRFCV(BaseEstimator):
         attribute_names, label_names = attributes.strings(), labels.strings()
         done = joblib.Parallel(n_jobs=self.n_jobs)(
             joblib.delayed(_score_path)(
-                seq, encoded.zero_entries, attribute_names, label_names, splits[k],
+                seq, zero_entries, attribute_names, label_names, splits[k],
                 [X[i] for i in splits[k][1]], [y[i] for i in splits[k][1]], piece, run,
                 scorer, self._crf_params(), k)
             for k, piece in paths)
@@ -276,15 +293,15 @@ class CRFCV(BaseEstimator):
                                                          kind="stable")[:refine]]
             tight = dataclasses.replace(run, epsilon=refine_epsilon)
             tasks = [joblib.delayed(_score_path)(
-                seq, encoded.zero_entries, attribute_names, label_names, splits[k],
+                seq, zero_entries, attribute_names, label_names, splits[k],
                 [X[i] for i in splits[k][1]], [y[i] for i in splits[k][1]],
                 [p for p in path_order(c1s, c2s) if p in refined], tight, scorer,
                 self._crf_params(), k) for k in range(len(splits))]
             if self.refit and workers > 1:  # first: the longest task
                 guess = refined[0]
                 tasks.insert(0, joblib.delayed(_refit)(
-                    {**self._crf_params(), "c1": guess[0], "c2": guess[1]}, X, y,
-                    sample_weight, run.threads))
+                    {**self._crf_params(), "c1": guess[0], "c2": guess[1]},
+                    *_refit_data(corpus, X, y), sample_weight, run.threads))
             again = joblib.Parallel(n_jobs=self.n_jobs)(tasks)
             if guess is not None:
                 early, again = again[0], again[1:]
@@ -301,8 +318,9 @@ class CRFCV(BaseEstimator):
         if self.refit and guess == (c1, c2):
             refitted, refit_time = early
         elif self.refit:
-            refitted, refit_time = _refit({**self._crf_params(), "c1": c1, "c2": c2}, X, y,
-                                          sample_weight, crf.threads)
+            refitted, refit_time = _refit({**self._crf_params(), "c1": c1, "c2": c2},
+                                          *_refit_data(corpus, X, y), sample_weight,
+                                          crf.threads)
         self.cv_results_ = results
         self.best_index_ = best
         self.c1_, self.c2_ = c1, c2
@@ -381,6 +399,21 @@ def _grid(name: str, values, positive: bool) -> list[float]:
     if not out:
         raise ValueError(f"{name} is empty: give at least one value")
     return out
+
+
+def _corpus_lists(corpus: Corpus) -> tuple[list, list]:
+    """What a search over ``corpus`` hands its splitter and scorer in place of the items:
+    the sequences' indices (a scorer's ``X``) and their labels as lists of strings (its
+    ``y``)."""
+    seq = corpus.sequences
+    names = np.array(corpus.labels, dtype=object)[seq.labels]
+    return (list(range(seq.n_sequences)),
+            [part.tolist() for part in np.split(names, seq.offsets[1:-1])])
+
+
+def _refit_data(corpus: Corpus | None, X, y) -> tuple:
+    """(X, y) of the refit: the corpus itself (y None) or the items."""
+    return (corpus, None) if corpus is not None else (X, y)
 
 
 def _splits(cv, X, y, groups) -> list[tuple[np.ndarray, np.ndarray]]:

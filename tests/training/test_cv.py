@@ -455,6 +455,36 @@ def test_shared_encoding_leaves_a_search_unchanged(corpus, monkeypatch):
     assert calls == [90, 90]
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_a_search_over_a_corpus_is_the_search_over_its_items(corpus, tmp_path, n_jobs):
+    """``CRFCV().fit(corpus)`` cuts its folds from the corpus's encoding and refits on the
+    corpus: every score, certificate and the refit to the bit those of the search over
+    the items (with two workers, the refit beside the refined fits gets the corpus by
+    its folder); a scorer sees the corpus's labels; y with a corpus is refused."""
+    X, y = corpus
+    stored = crfsdca.Corpus.create(tmp_path / "c", X, y)
+    params = {"c1s": [0.0, 0.3], "c2s": [0.01, 0.1, 1.0], "cv": 3, "scoring": _f1(y),
+              "n_jobs": n_jobs, "refine": 2}
+    items = CRFCV(**params).fit(X, y)
+    encoded = CRFCV(**params).fit(stored)
+    for key in ("mean_test_score", "split1_test_score", "split2_gap", "split0_epochs",
+                "rank_test_score", "refined"):
+        np.testing.assert_array_equal(encoded.cv_results_[key], items.cv_results_[key])
+    assert encoded.best_params_ == items.best_params_
+    np.testing.assert_array_equal(encoded.best_estimator_.model_.weights,
+                                  items.best_estimator_.model_.weights)
+    assert encoded.predict(X[:3]) == items.predict(X[:3])
+    seen = []
+    CRFCV(c1s=[0.0], c2s=[0.1], cv=2, refit=False, refine=0,
+          scoring=lambda est, X_test, y_test: seen.append((X_test, y_test)) or 0.0
+          ).fit(stored)
+    assert [i for X_test, _ in seen for i in X_test] == list(range(len(X)))
+    assert [s for _, y_test in seen for s in y_test] == y
+    with pytest.raises(ValueError, match="the labels are the corpus's own"):
+        CRFCV(c1s=[0.0], c2s=[0.1], cv=2).fit(stored, y)
+    assert pickle.loads(pickle.dumps(stored)).sequences.n_tokens == stored.sequences.n_tokens
+
+
 @pytest.mark.slow
 def test_paths_on_a_dask_cluster_equal_the_local_ones(corpus):
     """Paths through joblib's Dask backend on a LocalCluster of two process workers give
