@@ -157,3 +157,34 @@ def test_model_file_versions(tmp_path):
     (tmp_path / "text.model").write_bytes(b"not a model")
     with pytest.raises(DataFormatError, match="neither HDF5 nor a CRFsuite model"):
         load_model(tmp_path / "text.model")
+
+
+def test_learn_through_a_corpus_is_learn_on_the_files(files, tmp_path, capsys):
+    """``learn --corpus DIR FILE`` encodes the file into a corpus there and trains on it;
+    ``learn --corpus DIR`` trains on that corpus later: both the model of ``learn FILE``,
+    to the bit. What a corpus cannot do yet is refused in one line."""
+    train, _ = files
+    models = [tmp_path / f"m{k}.model" for k in range(3)]
+    corpus = tmp_path / "corpus"
+    assert main(["learn", "-q", "-m", str(models[0]), "-p", "c2=0.1", train]) == 0
+    assert main(["learn", "-q", "--corpus", str(corpus), "-m", str(models[1]),
+                 "-p", "c2=0.1", train]) == 0
+    assert "Read 9 instances, 27 items from 1 file(s)" in capsys.readouterr().out
+    assert main(["learn", "-q", "--corpus", str(corpus), "-m", str(models[2]),
+                 "-p", "c2=0.1"]) == 0
+    assert "Read 9 instances, 27 items from the corpus in" in capsys.readouterr().out
+    first = load_model(models[0])
+    for path in models[1:]:
+        m = load_model(path)
+        assert m.attributes == first.attributes and m.labels == first.labels
+        np.testing.assert_array_equal(m.weights, first.weights)
+    weighted = tmp_path / "weighted.txt"
+    weighted.write_text("@weight:2\nB-NP\tw=the\nI-NP\tw=cat\n\n", encoding="utf-8")
+    for argv, message in [
+            (["--corpus", str(corpus), "-x", train], "does not combine with -x"),
+            (["--corpus", str(tmp_path / "none")], "no such folder"),
+            (["--corpus", str(tmp_path / "w"), str(weighted)], "does not keep yet")]:
+        assert main(["learn", "-q", *argv]) == 2
+        err = capsys.readouterr().err
+        assert message in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "w" / "corpus.h5").exists()

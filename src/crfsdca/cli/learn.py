@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import random
 import sys
 
@@ -46,6 +47,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("files", nargs="*", metavar="FILE", help="CRFsuite-format data ('-': "
                    "standard input), or column files with -T; file k is group k")
+    p.add_argument("--corpus", metavar="DIR", help="encode the FILEs into a corpus in DIR "
+                   "(crfsdca.Corpus, kept for later fits) and train on it; without FILEs, "
+                   "train on the corpus made there before, encoding nothing")
     p.add_argument("-T", "--template", metavar="TEMPLATE", help="read FILEs as column files "
                    "(CRF++'s, CoNLL's: whitespace-separated columns, the label last) and make "
                    "the attributes with this CRF++ or Wapiti template file; the model then "
@@ -205,7 +209,7 @@ def run(args: argparse.Namespace) -> int:
     if args.help_parameters:
         sys.stdout.write(parameter_help(canonical_algorithm(args.algorithm or "sdca")))
         return 0
-    if not args.files:
+    if not args.files and not args.corpus:
         raise ConfigError("no data file: give one or more FILEs ('-' for standard input)")
     if args.log_to_file:
         with open(_log_name(args), "w", encoding="utf-8") as log, \
@@ -228,6 +232,8 @@ def _learn(args: argparse.Namespace) -> int:
         est.set_params(algorithm=args.algorithm)
     if args.resume:
         est.continue_from(args.resume, keep=params, algorithm=args.algorithm)
+    if args.corpus:
+        return _learn_corpus(est, args, out)
     streamed = not (args.template or args.cross_validate or args.holdout is not None)
     if streamed:  # every sequence trains: the files are read as the fit encodes them
         _set_outputs(est, args)
@@ -254,6 +260,38 @@ def _learn(args: argparse.Namespace) -> int:
         holdout = args.holdout - 1
     _set_outputs(est, args)
     _fit(est, data, groups, holdout)
+    return _finish(est, args, out)
+
+
+def _learn_corpus(est, args, out) -> int:
+    """``--corpus DIR``: the FILEs encoded into a corpus there (read as a stream), or the
+    corpus made there before, and the fit on it."""
+    from ..corpus import FILE, Corpus
+
+    clash = [flag for flag, given in (("-T", args.template), ("-x", args.cross_validate),
+                                      ("-e", args.holdout is not None),
+                                      ("--continue", args.resume),
+                                      ("--save-dual", args.save_dual)) if given]
+    if clash:
+        raise ConfigError(f"--corpus does not combine with {', '.join(clash)} yet")
+    if args.files:
+        weights: list[float] = []
+        with _one_line_errors():
+            corpus = Corpus.create(args.corpus, stream_files(args.files, weights, out))
+        if any(w != 1.0 for w in weights):
+            os.remove(os.path.join(args.corpus, FILE))
+            raise ConfigError("--corpus: the files weigh their sequences (@weight), which a "
+                              "corpus does not keep yet; train on the files themselves")
+    else:
+        try:
+            corpus = Corpus(args.corpus)
+        except FileNotFoundError as e:
+            raise ConfigError(str(e)) from None
+        print(f"Read {len(corpus)} instances, {corpus.sequences.n_tokens} items from the "
+              f"corpus in {args.corpus}", file=out)
+    _set_outputs(est, args)
+    with _one_line_errors():
+        est.fit(corpus)
     return _finish(est, args, out)
 
 
