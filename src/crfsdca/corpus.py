@@ -20,6 +20,7 @@ themselves.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -94,6 +95,35 @@ class Corpus:
         """The (attribute, token) pairs given with weight 0 (int64, shape (m, 2))."""
         return self._dataset.zero_entries
 
+    def digests(self) -> list[bytes]:
+        """A 16-byte digest of each sequence, by which continued training (``warm_start``,
+        ``partial_fit``, a saved dual state) knows the sequences it has seen: of its
+        labels' and attributes' names and values, so that two corpora that number them
+        differently agree. A corpus's digests are not those of the same sequences given
+        as items (whose attributes keep their order and weight-0 entries): a fit that
+        continues on the items starts their dual blocks afresh."""
+        seq = self.sequences
+        attr_hash, label_hash = _name_hashes(self.attributes), _name_hashes(self.labels)
+        values = (np.ones(len(seq.attr_indices)) if seq.binary
+                  else np.asarray(seq.attr_values, dtype=np.float64))
+        counts = np.diff(np.asarray(seq.attr_indptr, dtype=np.int64))
+        names = attr_hash[seq.attr_indices]  # a token's entries in the order of their names
+        order = np.lexsort((names[:, :8].copy().view(np.uint64).ravel(),
+                            np.repeat(np.arange(len(counts)), counts)))
+        entries = np.concatenate([names[order], values[order].view(np.uint8).reshape(-1, 8)],
+                                 axis=1)
+        tokens = label_hash[seq.labels]
+        off, ptr = seq.offsets, seq.attr_indptr
+        out = []
+        for i in range(seq.n_sequences):
+            s, e = off[i], off[i + 1]
+            h = hashlib.blake2b(b"crfsdca.Corpus", digest_size=16)
+            h.update(tokens[s:e].tobytes())
+            h.update(counts[s:e].tobytes())
+            h.update(entries[ptr[s]:ptr[e]].tobytes())
+            out.append(h.digest())
+        return out
+
     def __len__(self) -> int:
         return self.sequences.n_sequences
 
@@ -106,6 +136,13 @@ class Corpus:
         return (f"Corpus({str(self.folder)!r}: {len(self)} sequences, "
                 f"{self.sequences.n_tokens} tokens, {len(self.attributes)} attributes, "
                 f"{len(self.labels)} labels)")
+
+
+def _name_hashes(names: list[str]) -> np.ndarray:
+    """A 16-byte digest of each name (uint8, shape (len(names), 16))."""
+    joined = b"".join(hashlib.blake2b(name.encode("utf-8"), digest_size=16).digest()
+                      for name in names)
+    return np.frombuffer(joined, dtype=np.uint8).reshape(-1, 16)
 
 
 __all__ = ["Corpus"]

@@ -489,13 +489,11 @@ class CRF(BaseEstimator):
         attributes = Vocabulary(previous.attributes if previous is not None else ())
         labels = Vocabulary(previous.labels if previous is not None else ())
         keep = continuing or self.save_dual
-        if corpus is not None and keep:
-            raise ConfigError("a fit on a Corpus is not continued (warm_start, partial_fit, "
-                              "save_dual) yet: fit on the sequences themselves")
         lap = _stopwatch()
         if corpus is not None:
             attributes, labels = Vocabulary(corpus.attributes), Vocabulary(corpus.labels)
-            train, digests, zero_entries = corpus.sequences, [], corpus.zero_entries
+            train, zero_entries = corpus.sequences, corpus.zero_entries
+            digests = corpus.digests() if keep else []
             sample_weight = check_sample_weight(sample_weight, train.n_sequences)
         elif streamed:
             train, digests, zero_entries = encode_stream(labeled_pairs(X, y), attributes,

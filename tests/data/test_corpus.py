@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import crfsdca
 from crfsdca.corpus import FILE, Corpus
 from crfsdca.data.items import Vocabulary, encode
-from crfsdca.errors import ConfigError, DataFormatError
+from crfsdca.errors import DataFormatError
 
 WORDS = ["the", "cat", "sat", "on", "a", "mat", "dog", "ran"]
 
@@ -84,13 +84,41 @@ def test_bad_uses_are_refused_in_one_line(tmp_path):
     corpus = Corpus.create(tmp_path / "ok", X, y)
     with pytest.raises(ValueError, match="pass y=None"):
         crfsdca.CRF().fit(corpus, y)
-    for params in ({"warm_start": True}, {"save_dual": True, "model_filename": str(
-            tmp_path / "m.crfsuite")}):
-        crf = crfsdca.CRF(**params)
-        if params.get("warm_start"):
-            crf.fit(X, y)
-        with pytest.raises(ConfigError, match="not continued"):
-            crf.fit(corpus)
+
+
+def test_a_fit_on_a_corpus_stopped_early_is_continued_from_its_files(tmp_path, capsys):
+    """A corpus fit stopped after two epochs, its model and dual state saved, continues in
+    a new estimator from those files (every dual block reused) to the optimum of a fit
+    run whole, within the two certificates; ``warm_start`` in the same estimator does the
+    same. Digests agree between corpora that number attributes differently, and differ
+    between different sequences."""
+    X, y = _corpus(4, 30)
+    corpus = Corpus.create(tmp_path / "c", X, y)
+    model = str(tmp_path / "m.h5")
+    whole = crfsdca.CRF(c2=0.1, epsilon=1e-6).fit(corpus)
+    stopped = crfsdca.CRF(c2=0.1, max_iterations=2, save_dual=True,
+                          model_filename=model).fit(corpus)
+    assert stopped.training_log_[-1]["relative_gap"] > 1e-3
+    capsys.readouterr()
+    later = crfsdca.CRF(epsilon=1e-6, verbose=1).continue_from(model).fit(Corpus(tmp_path / "c"))
+    assert f"continuing: {len(X)} of {len(X)} sequences start from their kept dual blocks" \
+        in capsys.readouterr().out
+    again = crfsdca.CRF(c2=0.1, max_iterations=2, warm_start=True).fit(corpus)
+    again.set_params(max_iterations=None, epsilon=1e-6).fit(corpus)
+    for fit in (later, again):
+        last, ref = fit.training_log_[-1], whole.training_log_[-1]
+        assert abs(last["loss"] - ref["loss"]) <= last["gap"] + ref["gap"]
+        assert fit.training_log_[0]["loss"] < whole.training_log_[0]["loss"]
+    reordered = Corpus.create(tmp_path / "r", X[::-1], y[::-1])  # other attribute ids
+    assert reordered.attributes != corpus.attributes
+    assert reordered.digests()[::-1] == corpus.digests()
+    twice = Corpus.create(tmp_path / "t", X + X[:5], y + y[:5]).digests()
+    assert twice[-5:] == twice[:5] and len(set(twice)) > len(X) // 2
+    items = [[[f"w={w}"] for w in x] for x in (["a", "b"], ["b", "a"], ["a", "b"])]
+    binary = Corpus.create(tmp_path / "b", items, [["N", "V"]] * 3)
+    assert binary.sequences.binary
+    first, second, third = binary.digests()
+    assert first == third != second
 
 
 def test_a_corpus_file_with_bad_zero_entries_is_refused(tmp_path):
