@@ -162,9 +162,10 @@ def test_model_file_versions(tmp_path):
 def test_learn_through_a_corpus_is_learn_on_the_files(files, tmp_path, capsys):
     """``learn --corpus DIR FILE`` encodes the file into a corpus there and trains on it;
     ``learn --corpus DIR`` trains on that corpus later: both the model of ``learn FILE``,
-    to the bit. What a corpus cannot do yet is refused in one line."""
+    to the bit; ``--save-dual`` and ``--continue`` go on from a corpus fit with every dual
+    block reused. What a corpus cannot do yet is refused in one line."""
     train, _ = files
-    models = [tmp_path / f"m{k}.model" for k in range(3)]
+    models = [tmp_path / f"m{k}.model" for k in range(4)]
     corpus = tmp_path / "corpus"
     assert main(["learn", "-q", "-m", str(models[0]), "-p", "c2=0.1", train]) == 0
     assert main(["learn", "-q", "--corpus", str(corpus), "-m", str(models[1]),
@@ -173,8 +174,14 @@ def test_learn_through_a_corpus_is_learn_on_the_files(files, tmp_path, capsys):
     assert main(["learn", "-q", "--corpus", str(corpus), "-m", str(models[2]),
                  "-p", "c2=0.1"]) == 0
     assert "Read 9 instances, 27 items from the corpus in" in capsys.readouterr().out
+    assert main(["learn", "-q", "--corpus", str(corpus), "-m", str(models[3]), "--save-dual",
+                 "-p", "c2=0.1", "-p", "max_iterations=1"]) == 0
+    assert main(["learn", "--corpus", str(corpus), "-m", str(models[3]),
+                 "--continue", str(models[3])]) == 0
+    assert "continuing: 9 of 9 sequences start from their kept dual blocks" \
+        in capsys.readouterr().out
     first = load_model(models[0])
-    for path in models[1:]:
+    for path in models[1:3]:
         m = load_model(path)
         assert m.attributes == first.attributes and m.labels == first.labels
         np.testing.assert_array_equal(m.weights, first.weights)

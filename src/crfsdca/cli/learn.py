@@ -269,9 +269,7 @@ def _learn_corpus(est, args, out) -> int:
     from ..corpus import FILE, Corpus
 
     clash = [flag for flag, given in (("-T", args.template), ("-x", args.cross_validate),
-                                      ("-e", args.holdout is not None),
-                                      ("--continue", args.resume),
-                                      ("--save-dual", args.save_dual)) if given]
+                                      ("-e", args.holdout is not None)) if given]
     if clash:
         raise ConfigError(f"--corpus does not combine with {', '.join(clash)} yet")
     if args.files:
