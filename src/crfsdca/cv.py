@@ -41,6 +41,7 @@ from .errors import ConfigError
 from .estimator import CRF, training_lists
 from .model.objective import predict as viterbi_labels
 from .model_file import Model
+from .runtime import memory
 from .runtime.threads import default_threads
 from .solvers.registry import SOLVERS
 from .training.folds import make_fold
@@ -480,6 +481,13 @@ def _score_path(seq, zero_entries, attributes, labels, split, X_test, y_test, po
                 run: PathRun, scorer, crf_params: dict, k: int):
     """One path (a joblib task): the fold of ``split`` from the shared encoding, its
     points fitted in turn, each scored on the fold's test sequences."""
+    with memory.budget(memory.parse_size(crf_params.get("max_memory"), "max_memory")):
+        return _fold_path(seq, zero_entries, attributes, labels, split, X_test, y_test,
+                          points, run, scorer, crf_params, k)
+
+
+def _fold_path(seq, zero_entries, attributes, labels, split, X_test, y_test, points,
+               run: PathRun, scorer, crf_params: dict, k: int):
     fold = make_fold(seq, zero_entries, attributes, labels, split[0], split[1])
     at = _FoldPoint(**crf_params)
     options = {"algorithm": run.config.name}

@@ -50,6 +50,7 @@ from .model_file import (
     save_dual,
     save_model,
 )
+from .runtime import memory
 from .runtime.io import check_writable
 from .solvers.registry import SOLVERS, SolverConfig, algorithms, canonical_algorithm
 from .tagger import Tagger
@@ -204,6 +205,13 @@ class CRF(BaseEstimator):
         it). None: every attribute scores the labels of its token. Such a model is
         trained by ``algorithm='lbfgs'``, decoded by ``predict`` and saved in crfsdca's
         format; ``transition_attributes_`` lists them.
+    max_memory : int, str or None, default None
+        The most memory this fit's process may hold, in bytes or as a size (``"4G"``,
+        ``"512MiB"``): where SDCA's marginal store would not fit beside what the process
+        holds already, the fit takes a float32 store and then a store in a file
+        (``store_dir``), as it does under a cgroup's or ``ulimit``'s limit, and says so;
+        a state that does not fit even so is refused before allocating. None: what the
+        machine, a cgroup, SLURM or ``ulimit`` leaves. The tightest bound counts.
     sampler, non_uniformity, ..., arow_epsilon : keyword-only, default None
         Every solver option is also a parameter, by its run key (``sampler``,
         ``non_uniformity``, ``store_dtype``, ``sag_decrease``, ``lbfgs_memory``...) and,
@@ -317,7 +325,7 @@ class CRF(BaseEstimator):
                  bias=False, max_seconds=None, random_state=0, threads=None, warm_start=False,
                  save_dual=False, verbose=False, model_filename=None, model_format=None,
                  keep_tempfiles=False, trainer_cls=None, class_weight=None,
-                 transition_prefix=None, *, sampler=None,
+                 transition_prefix=None, max_memory=None, *, sampler=None,
                  non_uniformity=None,
                  line_search=None, line_search_start=None, subprecision=None, step_size=None,
                  refresh_every=None, store_dtype=None, store_dir=None, store_window=None,
@@ -360,6 +368,7 @@ class CRF(BaseEstimator):
         self.trainer_cls = trainer_cls
         self.class_weight = class_weight
         self.transition_prefix = transition_prefix
+        self.max_memory = max_memory
         self.sampler = sampler
         self.non_uniformity = non_uniformity
         self.line_search = line_search
@@ -462,6 +471,10 @@ class CRF(BaseEstimator):
         return self._fit(X, y, X_dev, y_dev, sample_weight, add_to_state=True)
 
     def _fit(self, X, y, X_dev, y_dev, sample_weight, add_to_state: bool):
+        with memory.budget(memory.parse_size(self.max_memory, "max_memory")):
+            return self._fit_within(X, y, X_dev, y_dev, sample_weight, add_to_state)
+
+    def _fit_within(self, X, y, X_dev, y_dev, sample_weight, add_to_state: bool):
         if (X_dev is None) != (y_dev is None):
             raise ValueError("pass both X_dev and y_dev to use the holdout data")
         corpus = X if isinstance(X, Corpus) else None

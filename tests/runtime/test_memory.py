@@ -290,3 +290,53 @@ def test_a_cgroup_leaves_its_limit_less_what_it_cannot_take_back(monkeypatch, fi
     written pages) are the kernel's first to take back, so they count as room."""
     monkeypatch.setattr(memory, "_read", lambda path: files.get(str(path)))
     assert memory._cgroup_room() == 1000 - 900 + 300
+
+
+def test_max_memory_bounds_the_fit_like_a_limit(monkeypatch, tmp_path, capsys):
+    """``max_memory`` is one more limit, less what the process holds: a budget between
+    the float32 and float64 stores' needs gives the float32 store, one between the store
+    in a file's and float32's a store in a file, one below them a refusal naming it;
+    sizes as strings; bad values refused at fit; CRFCV's paths and ``crfsdca learn -p``
+    honour it; outside a fit the budget is gone."""
+    from crfsdca import CRF, CRFCV
+    from crfsdca.cli import main
+    from crfsdca.cli.precompile import tiny_data
+    from crfsdca.data.items import Vocabulary, encode
+    from crfsdca.errors import ResourceError
+    from crfsdca.training.learn import make_problem, solver_config
+
+    X, y = tiny_data(50)
+    labels = sorted({t for s in y for t in s})
+    seq = encode(X, y, Vocabulary(), Vocabulary(), grow=True).seq
+    sizes = memory.DataSizes.of_problem(make_problem(
+        seq, int(seq.attr_indices.max()) + 1, len(labels), labels, 0.1, radii=False))
+    wide = solver_config("sdca", {}).train_bytes(sizes)
+    narrow = solver_config("sdca", {"store_dtype": "float32"}).train_bytes(sizes)
+    on_disk = solver_config("sdca", {"store_dir": str(tmp_path)}).train_bytes(sizes)
+    real = memory._status_bytes
+    monkeypatch.setattr(memory, "_status_bytes",  # the process holds nothing: exact rooms
+                        lambda field: 0 if field == "VmRSS" else real(field))
+    with pytest.warns(RuntimeWarning, match="store_dtype='float32' so that the state fits"):
+        crf = CRF(c2=0.1, max_iterations=2, max_memory=(wide + narrow) // 2).fit(X, y)
+    assert crf.training_log_.method["store_dtype"] == "float32"
+    with pytest.warns(RuntimeWarning, match="store_dir='.+' so that the state fits"):
+        paged = CRF(c2=0.1, max_iterations=2, max_memory=str((on_disk + narrow) // 2)).fit(X, y)
+    assert np.array_equal(paged.model_.weights, crf.model_.weights)
+    with pytest.raises(ResourceError, match=r"left \(max_memory\)"):
+        CRF(c2=0.1, max_iterations=2, max_memory=on_disk // 2).fit(X, y)
+    assert memory.available()[1] != "max_memory"
+    monkeypatch.setattr(memory, "_status_bytes", real)
+    for bad in ("lots", 0, -5, True):
+        with pytest.raises(ValueError, match="max_memory must be"):
+            CRF(max_memory=bad).fit(X, y)
+    with pytest.raises(ResourceError, match=r"left \(max_memory\)"):
+        CRF(max_memory="1K").fit(X, y)
+    with pytest.raises(ResourceError, match=r"left \(max_memory\)"):
+        CRFCV(c1s=[0.0], c2s=[0.1], cv=2, max_memory="1K").fit(X, y)
+    data = tmp_path / "train.txt"
+    data.write_text("".join("".join(f"{lab}\t{' '.join(k for k in item)}\n"
+                                    for item, lab in zip(xs, ys, strict=True)) + "\n"
+                            for xs, ys in zip(X, y, strict=True)), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["learn", "-q", "-p", "max_memory=1K", str(data)]) == 2
+    assert "(max_memory)" in capsys.readouterr().err

@@ -16,7 +16,12 @@ Pure Python (h5py only to read sizes), so the workflow imports it.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import math
+import numbers
 import os
+import re
 import resource
 from dataclasses import dataclass
 from pathlib import Path
@@ -228,12 +233,58 @@ def _data_room() -> int | None:
     return soft - (_status_bytes("VmData") or 0)
 
 
+_BUDGET: contextvars.ContextVar[int | None] = contextvars.ContextVar("max_memory",
+                                                                     default=None)
+"""The ``max_memory`` of the fit running in this context (bytes of the whole process)."""
+
+_SIZE = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([kmgt]?)(i?b?)\s*",
+                   re.IGNORECASE)
+
+
+def parse_size(value, name: str) -> int | None:
+    """``value`` as bytes: None, a positive number of bytes, or a string such as ``"4G"``,
+    ``"512MiB"``, ``"1.5 GB"`` (K, M, G, T are powers of 1024); ValueError otherwise."""
+    if value is None:
+        return None
+    number, unit = value, ""
+    if isinstance(value, str):
+        match = _SIZE.fullmatch(value)
+        if match is None:
+            raise ValueError(f"{name} must be a number of bytes or a size such as '4G' or "
+                             f"'512MiB', got {value!r}")
+        number, unit = float(match.group(1)), match.group(2).lower()
+    elif isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a number of bytes or a size such as '4G', got "
+                         f"{value!r}")
+    size = float(number) * 1024 ** " kmgt".index(unit or " ")
+    if not (math.isfinite(size) and size >= 1):
+        raise ValueError(f"{name} must be at least one byte, got {value!r}")
+    return int(size)
+
+
+@contextlib.contextmanager
+def budget(max_bytes: int | None):
+    """Within the block, this context's process may hold at most ``max_bytes`` (None: no
+    bound of its own): ``available`` counts it among the limits, less what the process
+    holds (its resident memory)."""
+    token = _BUDGET.set(max_bytes)
+    try:
+        yield
+    finally:
+        _BUDGET.reset(token)
+
+
+def _budget_room() -> int | None:
+    cap = _BUDGET.get()
+    return None if cap is None else cap - (_status_bytes("VmRSS") or 0)
+
+
 def available() -> tuple[int | None, str]:
     """(bytes this process may still allocate, where the bound comes from); (None, "")
     when nothing is known (not Linux)."""
     rooms = {"available memory": _meminfo_available(), "cgroup limit": _cgroup_room(),
              "SLURM allocation": _slurm_room(), "ulimit -v": _ulimit_room(),
-             "ulimit -d": _data_room()}
+             "ulimit -d": _data_room(), "max_memory": _budget_room()}
     known = {k: v for k, v in rooms.items() if v is not None}
     if not known:
         return None, ""
