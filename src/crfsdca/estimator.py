@@ -64,6 +64,7 @@ from .training.learn import (
     scale_problem,
     solver_config,
 )
+from .training.run import log_row
 from .training.warm_start import (
     dual_state,
     start_point,
@@ -212,6 +213,12 @@ class CRF(BaseEstimator):
         (``store_dir``), as it does under a cgroup's or ``ulimit``'s limit, and says so;
         a state that does not fit even so is refused before allocating. None: what the
         machine, a cgroup, SLURM or ``ulimit`` leaves. The tightest bound counts.
+    checkpoint_every : float or None, default None
+        Seconds between checkpoints: with ``model_filename``, the model reached so far is
+        written there (and with ``save_dual`` its dual state beside it) at the first log
+        row after each such interval, atomically, so that a fit killed on the way (out of
+        memory, a job's time limit) is continued from the last one by ``continue_from``
+        (0: at every row, one an epoch). None: written at the end only (as after Ctrl-C).
     sampler, non_uniformity, ..., arow_epsilon : keyword-only, default None
         Every solver option is also a parameter, by its run key (``sampler``,
         ``non_uniformity``, ``store_dtype``, ``sag_decrease``, ``lbfgs_memory``...) and,
@@ -325,7 +332,8 @@ class CRF(BaseEstimator):
                  bias=False, max_seconds=None, random_state=0, threads=None, warm_start=False,
                  save_dual=False, verbose=False, model_filename=None, model_format=None,
                  keep_tempfiles=False, trainer_cls=None, class_weight=None,
-                 transition_prefix=None, max_memory=None, *, sampler=None,
+                 transition_prefix=None, max_memory=None, checkpoint_every=None, *,
+                 sampler=None,
                  non_uniformity=None,
                  line_search=None, line_search_start=None, subprecision=None, step_size=None,
                  refresh_every=None, store_dtype=None, store_dir=None, store_window=None,
@@ -369,6 +377,7 @@ class CRF(BaseEstimator):
         self.class_weight = class_weight
         self.transition_prefix = transition_prefix
         self.max_memory = max_memory
+        self.checkpoint_every = checkpoint_every
         self.sampler = sampler
         self.non_uniformity = non_uniformity
         self.line_search = line_search
@@ -475,6 +484,7 @@ class CRF(BaseEstimator):
             return self._fit_within(X, y, X_dev, y_dev, sample_weight, add_to_state)
 
     def _fit_within(self, X, y, X_dev, y_dev, sample_weight, add_to_state: bool):
+        self._checkpoint_interval()
         if (X_dev is None) != (y_dev is None):
             raise ValueError("pass both X_dev and y_dev to use the holdout data")
         corpus = X if isinstance(X, Corpus) else None
@@ -559,28 +569,38 @@ class CRF(BaseEstimator):
         say = (lambda msg: print(msg, file=stream)) if self.verbose else None
         start = start_point(config, previous, state, train, digests, A, K, mask,
                             say) if continuing else None
+        model_options = {"algorithm": algorithm, "c1": c1, "c2": c2,
+                         "min_freq": float(self.min_freq),
+                         "all_possible_states": bool(self.all_possible_states),
+                         "all_possible_transitions": bool(self.all_possible_transitions),
+                         "bias": bool(self.bias)}
+
+        def model_of(weights, options, status, seconds, last) -> Model:
+            return Model(labels.strings(), attributes.strings(), weights,
+                         {**model_options, "solver": options},
+                         {"status": status, "seconds": seconds, "n": problem.n,
+                          "last": last}, edge_names)
+
+        def dual_of(marginals):
+            return dual_state(sampled, digests, marginals, A, K, c2)
+
+        checkpoint = self._checkpoints(model_of, dual_of, problem.n,
+                                       SOLVERS[algorithm].continues_from == "dual")
         learned = learn(problem, config, seed=self._seed(), epochs=run.epochs,
                         epsilon=run.epsilon, max_seconds=self.max_seconds,
                         verbose=bool(self.verbose), stream=stream, start=start,
                         threads=self.threads,
                         shrink_to_fit=tuple(name for name, given in (
                             ("store_dtype", self.store_dtype), ("store_dir", self.store_dir))
-                            if given is None))
+                            if given is None), on_row=checkpoint)
         if learned.status == "interrupted":
             print("training interrupted: keeping the last weights", file=sys.stderr)
-        model_options = {"algorithm": algorithm, "c1": c1, "c2": c2,
-                         "min_freq": float(self.min_freq),
-                         "all_possible_states": bool(self.all_possible_states),
-                         "all_possible_transitions": bool(self.all_possible_transitions),
-                         "bias": bool(self.bias), "solver": learned.options}
         last = learned.log[-1] if learned.log else {}
-        self._model = Model(labels.strings(), attributes.strings(), learned.weights,
-                            model_options, {"status": learned.status,
-                                            "seconds": learned.seconds, "n": problem.n,
-                                            "last": last}, edge_names)
+        self._model = model_of(learned.weights, learned.options, learned.status,
+                               learned.seconds, last)
         self._dual = None
         if keep and learned.marginals is not None:
-            self._dual = dual_state(sampled, digests, learned.marginals, A, K, c2)
+            self._dual = dual_of(learned.marginals)
         learned.log.phases = {**phases, **learned.log.phases}
         self.training_log_ = learned.log
         if self.model_filename is not None:
@@ -588,6 +608,43 @@ class CRF(BaseEstimator):
             if self.save_dual and self._dual is not None:
                 self._write_dual(dual_path(self.model_filename))
         return self
+
+    def _checkpoint_interval(self) -> float | None:
+        """``checkpoint_every``, checked (before any data is read)."""
+        every = self.checkpoint_every
+        if every is None:
+            return None
+        if isinstance(every, bool) or not isinstance(every, (int, float)) \
+                or not (math.isfinite(every) and every >= 0):
+            raise ValueError(f"checkpoint_every must be a number of seconds >= 0 or None, "
+                             f"got {every!r}")
+        if self.model_filename is None:
+            raise ConfigError("checkpoint_every writes the model: give model_filename "
+                              "(learn: -m MODEL)")
+        return float(every)
+
+    def _checkpoints(self, model_of, dual_of, n: int, has_dual: bool):
+        """The ``on_row`` of a fit with ``checkpoint_every`` (None without): every that
+        many seconds, the model of the solver's weights (``model_of``) to
+        ``model_filename`` and, with ``save_dual``, its dual state (``dual_of``) beside
+        it, the dual first."""
+        every = self._checkpoint_interval()
+        if every is None:
+            return None
+        due = time.perf_counter() + every
+
+        def checkpoint(solver, row: dict) -> None:
+            nonlocal due
+            if time.perf_counter() < due:
+                return
+            model = model_of(np.array(solver.weights(), copy=True), solver.config(),
+                             "checkpoint", row["seconds"], log_row(row, n))
+            if self.save_dual and has_dual:
+                save_dual(dual_path(self.model_filename), dual_of(solver.marginals), model)
+            save_model(self.model_filename, model, self.model_format)
+            due = time.perf_counter() + every
+
+        return checkpoint
 
     def _split_transitions(self, attributes, train, zero_entries, continuing):
         """(the vocabulary of the attributes, the names of the transition attributes, the

@@ -64,3 +64,42 @@ def test_continue_needs_a_dual_state(tmp_path):
     lbfgs = CRF(algorithm="lbfgs", epsilon=1e-9).continue_from(path, algorithm="lbfgs")
     lbfgs.fit(X, y)  # L-BFGS continues from the weights
     assert lbfgs.model_.training["status"] == "converged"
+
+
+def test_a_fit_killed_after_a_checkpoint_continues_from_it(tmp_path, monkeypatch):
+    """With ``checkpoint_every=0`` every log row writes the model and its dual state
+    (atomically, the dual first); a fit stopped dead after its third checkpoint (the
+    write raising SystemExit, as a kill leaves the files) left the model of that row,
+    and ``continue_from`` goes on from it, every dual block reused, to the optimum of one
+    long run. Without ``model_filename``, or with a bad interval, it is refused."""
+    import crfsdca.estimator as estimator_module
+
+    X, y = small_corpus()
+    path = tmp_path / "m.model"
+    real, writes = estimator_module.save_model, []
+
+    def dies_after_three(*args, **kwargs):
+        real(*args, **kwargs)
+        writes.append(args[1].training["status"])
+        if len(writes) == 3:
+            raise SystemExit("killed")
+
+    monkeypatch.setattr(estimator_module, "save_model", dies_after_three)
+    crf = CRF(epsilon=1e-10, max_iterations=400, model_filename=str(path), save_dual=True,
+              checkpoint_every=0)
+    with pytest.raises(SystemExit):
+        crf.fit(X, y)
+    monkeypatch.setattr(estimator_module, "save_model", real)
+    assert writes == ["checkpoint"] * 3
+    left = CRF().continue_from(path)
+    assert left.model_.training["status"] == "checkpoint"
+    assert left.model_.training["last"]["epoch"] == 2  # the rows of epochs 0, 1, 2
+    left.set_params(epsilon=1e-10, max_iterations=400).fit(X, y)
+    long = CRF(epsilon=1e-10, max_iterations=400).fit(X, y)
+    assert left.training_log_.iterations[0]["loss"] < long.training_log_.iterations[0]["loss"]
+    np.testing.assert_allclose(left.model_.weights, long.model_.weights, atol=1e-4)
+    with pytest.raises(ConfigError, match="give model_filename"):
+        CRF(checkpoint_every=10).fit(X, y)
+    for bad in (-1, float("inf"), "often", True):
+        with pytest.raises(ValueError, match="checkpoint_every must be"):
+            CRF(checkpoint_every=bad, model_filename=str(path)).fit(X, y)

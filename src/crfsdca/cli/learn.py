@@ -30,7 +30,7 @@ PARAMETERS = {
     "feature.possible_transitions": ("all_possible_transitions", bool),
     "feature.bias": ("bias", bool), "max_seconds": ("max_seconds", float),
     "seed": ("random_state", int), "threads": ("threads", int),
-    "max_memory": ("max_memory", str),
+    "max_memory": ("max_memory", str), "checkpoint_every": ("checkpoint_every", float),
 }
 """``-p`` names (CRFsuite's where it has them) -> (estimator parameter, type)."""
 

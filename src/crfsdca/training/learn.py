@@ -193,7 +193,8 @@ class Learned:
 def learn(problem: Problem, config: SolverConfig, seed: int = 0,
           epochs: float | None = None, epsilon: float | None = None,
           max_seconds: float | None = None, verbose: bool = False, stream=None,
-          start=None, threads: int = 1, shrink_to_fit: tuple = ()) -> Learned:
+          start=None, threads: int = 1, shrink_to_fit: tuple = (),
+          on_row=None) -> Learned:
     """Train the solver of ``config`` on ``problem`` until ``epsilon``, ``epochs`` or
     ``max_seconds`` (:func:`crfsdca.training.run.run_solver`, a line per epoch when
     ``verbose``).
@@ -207,6 +208,7 @@ def learn(problem: Problem, config: SolverConfig, seed: int = 0,
     limit, Ctrl-C) writes its row.
     ``shrink_to_fit``: the options the user left to the fit, which may shrink the state
     where it would not fit in memory (:func:`~crfsdca.training.run.run_solver`).
+    ``on_row(solver, row)``: called after each row of the log (a checkpoint).
     """
     stream = stream if stream is not None else sys.stderr
     say = (lambda msg: print(msg, file=stream, flush=True)) if verbose else None
@@ -229,7 +231,7 @@ def learn(problem: Problem, config: SolverConfig, seed: int = 0,
                       progress=Progress(stream, verbose, style="lines", n=problem.n),
                       say=say, what=f"training {algorithm}", hints="param",
                       certify=config.spec.converges, early=(),
-                      shrink_to_fit=shrink_to_fit)
+                      shrink_to_fit=shrink_to_fit, on_row=on_row)
     solver, result = done.solver, done.result
     if result.status == "diverged":
         last = result.rows[-1]["primal"] if result.rows else float("nan")

@@ -167,7 +167,8 @@ def check_schedule(epochs: float, period: float, time_limit: float | None = None
 def train(solver: Solver, monitor: Monitor, epochs: float, period: float = 1.0,
           time_limit: float | None = None, gap_tol: float | None = None,
           progress: Progress | None = None, chunk_epochs: float = 0.1,
-          relative: bool = False, early: tuple = EARLY_CHECKPOINTS) -> TrainResult:
+          relative: bool = False, early: tuple = EARLY_CHECKPOINTS,
+          on_row=None) -> TrainResult:
     """Run ``solver`` for ``epochs`` epochs (iterations / steps_per_epoch), monitoring it.
 
     Stops early when the solver's gap estimate falls below ``gap_tol`` and one
@@ -176,6 +177,8 @@ def train(solver: Solver, monitor: Monitor, epochs: float, period: float = 1.0,
     With ``relative``, the tolerance is ``gap_tol * |P(w)|`` (P of the last row), and for
     solvers without a gap estimate every row's :func:`certificate` is tested against it.
     ``early``: the fractions of the first epoch with a row besides 0 and every ``period``.
+    ``on_row(solver, row)``: called after each row is recorded (the estimator's
+    checkpoints).
     """
     check_schedule(epochs, period, time_limit, gap_tol)
     result = TrainResult()
@@ -196,6 +199,8 @@ def train(solver: Solver, monitor: Monitor, epochs: float, period: float = 1.0,
         progress.update(row, epochs)
         if not _sound(row, has_dual):
             raise _Diverged
+        if on_row is not None:
+            on_row(solver, row)
         return row
 
     def certified(row: dict) -> bool:
@@ -333,7 +338,8 @@ def run_solver(problem, config: SolverConfig, *, epochs: float, seed: int = 0,
                relative: bool = False, evaluate_test: bool = True,
                progress: Progress | None = None, say=None, what: str | None = None,
                hints: str = "flag", certify: bool = False,
-               early: tuple = EARLY_CHECKPOINTS, shrink_to_fit: tuple = ()) -> Run:
+               early: tuple = EARLY_CHECKPOINTS, shrink_to_fit: tuple = (),
+               on_row=None) -> Run:
     """The one way into a training run (the ``train`` command, ``learn`` and the estimator).
 
     ``config`` is the solver with its options, resolved once by the caller
@@ -347,7 +353,7 @@ def run_solver(problem, config: SolverConfig, *, epochs: float, seed: int = 0,
     certified bound and reports one. ``early``: as for :func:`train`. ``shrink_to_fit``
     names options the caller left to the run (``store_dtype``): where the state would not
     fit in memory, they take their ``shrink`` value if that makes it fit, and the run says
-    so (a warning) rather than refusing.
+    so (a warning) rather than refusing. ``on_row``: as for :func:`train`.
     """
     cores = check_threads(threads)  # the monitor's; the solver resolves its own
     sizes = memory.DataSizes.of_problem(problem)
@@ -388,5 +394,5 @@ def run_solver(problem, config: SolverConfig, *, epochs: float, seed: int = 0,
     monitor = Monitor(problem, evaluate_test=evaluate_test, threads=cores,
                       certify=certify or (tol is not None and relative))
     result = train(built, monitor, epochs, period=period, time_limit=seconds, gap_tol=tol,
-                   progress=progress, relative=relative, early=early)
+                   progress=progress, relative=relative, early=early, on_row=on_row)
     return Run(built, result, setup)
