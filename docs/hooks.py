@@ -592,6 +592,7 @@ def peak_memory_table() -> str:
 _TOOL_NAMES = {"items": "items only", "crfsdca": "crfsdca (lists)",
                "crfsdca-float32": "crfsdca (lists, float32 store)",
                "crfsdca-stream": "crfsdca (a generator)",
+               "crfsdca-corpus": "crfsdca (a Corpus)",
                "sklearn-crfsuite": "sklearn-crfsuite (lists)"}
 """The tools of the memory studies, as the tables name them."""
 
