@@ -13,8 +13,12 @@ Answer: Dutch NER: sklearn-crfsuite 409 MiB, crfsdca on lists 574 MiB, on a gene
     fit's seconds). CoNLL-2000: 684, 1,211 and 1,025 MiB, the last two set by the memory
     check's count of work vectors, since cut (e3abde1); under 800 MiB the fit on a
     generator then ran for 17 minutes without ending (30 s unlimited): its store, read
-    at random, mostly paged. Table: docs/benchmarks.md ("Bigger than memory"), from
-    runs/memory_limit.json.
+    at random, mostly paged. Twenty times CoNLL-2000 (--copies 20 --at 4096, at c817978,
+    2026-11-30): sklearn-crfsuite killed under 4,096 MiB; the fit on a generator ends
+    there (a float32 store of 8.2 GB in a file) on 14,880.571 against 14,880.750 without
+    the limit (its float64 store in memory, 17.8 GB at its peak), each certified within
+    about 3 (relative gaps 2.2e-4 and 2.0e-4); 2,300 s against 336 s, both beside other
+    work. Table: docs/benchmarks.md ("Bigger than memory"), from runs/memory_limit.json.
 
 Each fit runs in a fresh process in a child cgroup of this process's (cgroup v1's memory
 controller or v2's ``memory.max``; root is needed), the limit set before the process
@@ -36,9 +40,10 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
-from peak_memory import PAIRS, ROOT
+from peak_memory import CORPUS, PAIRS, ROOT
 
 FITS = {
     "sklearn-crfsuite": (
@@ -54,7 +59,13 @@ FITS = {
     "crfsdca-stream": (
         "from crfsdca import CRF\nimport time\n_t0 = time.perf_counter()\n"
         "fit = CRF(c1=0.1, c2=0.1, all_possible_transitions=True).fit(pairs())\n"),
+    "crfsdca-corpus": (
+        "from crfsdca import CRF, Corpus\nimport time\n_t0 = time.perf_counter()\n"
+        "fit = CRF(c1=0.1, c2=0.1, all_possible_transitions=True).fit(Corpus(sys.argv[4]))\n"),
 }
+"""The fits, each a process's code after the items' (argv: dataset, limit, copies, and
+for ``crfsdca-corpus`` the folder of a corpus of the items made beforehand, without a
+limit, by :data:`~peak_memory.CORPUS`)."""
 
 COPIES = """
 copies = int(sys.argv[3]) if len(sys.argv) > 3 else 1
@@ -115,16 +126,18 @@ def run_limited(code: str, args: list[str], limit_mib: int | None,
     return out.returncode, (json.loads(lines[-1]) if out.returncode == 0 and lines else None)
 
 
-def least_limit(code: str, args: list[str], lo: int, hi: int, resolution: int):
-    """The least limit (MiB) in (lo, hi] under which the fit ends, by bisection, and its
-    report there; (None, None) if it does not end under hi."""
-    rc, report = run_limited(code, args, hi)
+def least_limit(code: str, args: list[str], lo: int, hi: int, resolution: int,
+                timeout: float | None = None):
+    """The least limit (MiB) in (lo, hi] under which the fit ends (within ``timeout``
+    seconds, if given: a fit paging for longer counts as not ending), by bisection, and
+    its report there; (None, None) if it does not end under hi."""
+    rc, report = run_limited(code, args, hi, timeout)
     if rc != 0:
         return None, None
     best = (hi, report)
     while hi - lo > resolution:
         mid = (lo + hi) // 2
-        rc, report = run_limited(code, args, mid)
+        rc, report = run_limited(code, args, mid, timeout)
         print(f"    {mid} MiB: {'ends' if rc == 0 else f'killed or failed ({rc})'}",
               flush=True)
         if rc == 0:
@@ -152,6 +165,8 @@ def main(argv=None) -> int:
     ap.add_argument("--at", type=int, help="MiB: one run under this limit, no bisection")
     ap.add_argument("--unlimited", nargs="*", choices=list(FITS), default=None,
                     help="the tools also run without a limit (default: all)")
+    ap.add_argument("--timeout", type=float, help="seconds: a bisection's fit running "
+                    "longer counts as not ending (default: none)")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--add", action="store_true",
                     help="keep the rows of --json for the datasets and tools not run now")
@@ -164,10 +179,16 @@ def main(argv=None) -> int:
         and r.get("copies", 1) == args.copies and ("at" in r) == bool(args.at)))
     prelude = PAIRS.format(src=str(ROOT / "src"), raw=str(ROOT / "data" / "raw"),
                            config=str(ROOT / "config.yaml"))
+    folder = tempfile.TemporaryDirectory()
     for name in args.datasets:
+        made = False
         for tool in args.tools:
             code = prelude + COPIES + FITS[tool] + REPORT
-            given = [name, str(args.limit), str(args.copies)]
+            given = [name, str(args.limit), str(args.copies), folder.name]
+            if tool == "crfsdca-corpus" and not made:  # the corpus, outside any limit
+                run_limited(prelude + COPIES + CORPUS.replace("argv[3]", "argv[4]"),
+                            given, None)
+                made = True
             print(f"{name} x{args.copies} {tool}", flush=True)
             free = None
             if args.unlimited is None or tool in args.unlimited:
@@ -177,7 +198,8 @@ def main(argv=None) -> int:
                 row["at"] = at_limit(code, given, args.at)
             else:
                 row["least_mib"], row["at_least"] = least_limit(code, given, 64, args.high,
-                                                                args.resolution)
+                                                                args.resolution, args.timeout)
+                row["timeout"] = args.timeout
             rows.append(row)
             print(json.dumps(rows[-1]), flush=True)
             store_run(args.json, {"machine": machine(), "limit": args.limit,

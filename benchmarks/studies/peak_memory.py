@@ -4,21 +4,25 @@ Question: How much memory does the default ``CRF()`` fit take, as a multiple of
     sklearn-crfsuite's tutorial call, where users train (Dutch and Spanish NER with the
     tutorial's features, CoNLL-2000 chunking) and on the vendored dataset with the largest
     dual state (the POS treebank sample, K = 45, CRFsuite's feature set)?
-Date: 2026-11-29
-Commit: 2296931
-Answer: From lists, 1.66x on Dutch NER, 1.53x on Spanish NER, 2.45x on CoNLL-2000 and
-    5.75x on the POS sample (K = 45): SDCA's dual marginals (in memory when they fit) and
-    about 150 MiB of numba; a float32 store takes 58-667 MiB off. On a generator of the
-    same items, which is never held whole: 1.20x, 1.18x, 2.16x and 5.64x (the items, 156-
-    419 MiB, gone; the marginal store left). Table: docs/benchmarks.md ("Bigger than
-    memory"), from runs/peak_memory.json.
+Date: 2026-11-30
+Commit: bcac47f
+Answer: From lists, 1.68x on Dutch NER, 1.55x on Spanish NER, 2.46x on CoNLL-2000 and
+    5.78x on the POS sample (K = 45): SDCA's dual marginals (in memory when they fit) and
+    about 250 MiB of imports and kernels (sklearn's import, which sklearn-crfsuite pays
+    too, 132 of it); a float32 store takes 52-668 MiB off. On a generator of the same
+    items, never held whole: 1.21x, 1.19x, 2.17x and 5.67x; on a crfsdca.Corpus of them
+    made by an earlier process: 1.21x, 1.21x, 2.09x, 5.56x (the items gone; the marginal
+    store left). Table: docs/benchmarks.md ("Bigger than memory"), from
+    runs/peak_memory.json.
 
 Each fit runs in a fresh process (the items built there, then the fit), and the peak
 resident memory of that process (``ru_maxrss``) is read by the parent; the items alone
 (a process that builds them and stops) are measured too, so that the fit's own share is
 the difference. crfsdca: ``CRF(c1=0.1, c2=0.1, all_possible_transitions=True)`` (the
 default algorithm, SDCA, with its dual state), the same with ``store_dtype="float32"``,
-and the same on a generator of the items (``crfsdca-stream``); sklearn-crfsuite:
+the same on a generator of the items (``crfsdca-stream``), and the same on a
+``crfsdca.Corpus`` of them made by an earlier process (``crfsdca-corpus``: the items
+never in the measured process, their encoding read from its file); sklearn-crfsuite:
 ``CRF(algorithm='lbfgs', c1=0.1, c2=0.1, max_iterations=100,
 all_possible_transitions=True)``. Memory does not depend on the
 machine's load, unlike seconds.
@@ -32,6 +36,7 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,6 +92,8 @@ FITS = {
         extra=", store_dtype='float32'") + ".fit(X, y)",
     "crfsdca-stream": ("items = 0\nfrom crfsdca import CRF\nfit = "
                        + CALL.format(extra="") + ".fit(pairs())"),
+    "crfsdca-corpus": ("items = 0\nfrom crfsdca import CRF, Corpus\nfit = "
+                       + CALL.format(extra="") + ".fit(Corpus(sys.argv[3]))"),
     "sklearn-crfsuite": LISTS + "import sklearn_crfsuite\n"
                         "fit = sklearn_crfsuite.CRF(algorithm='lbfgs', c1=0.1, c2=0.1, "
                         "max_iterations=100, all_possible_transitions=True).fit(X, y)",
@@ -104,11 +111,24 @@ print(json.dumps({"sequences": n, "tokens": tokens, "labels": len(labels),
 """
 
 
+CORPUS = "from crfsdca import Corpus\nCorpus.create(sys.argv[3], pairs())\n"
+"""Encodes the items into a corpus (``crfsdca.Corpus``) in the folder argv[3]: run in a
+process of its own before the measured one, which opens it and fits."""
+
+
+def prelude() -> str:
+    return PAIRS.format(src=str(ROOT / "src"), raw=str(ROOT / "data" / "raw"),
+                        config=str(ROOT / "config.yaml"))
+
+
 def measure(name: str, tool: str, limit: int) -> dict:
-    code = PAIRS.format(src=str(ROOT / "src"), raw=str(ROOT / "data" / "raw"),
-                        config=str(ROOT / "config.yaml")) + FITS[tool] + REPORT
-    out = subprocess.run([sys.executable, "-c", code, name, str(limit)], check=True,
-                         capture_output=True, text=True).stdout
+    with tempfile.TemporaryDirectory() as folder:
+        given = [name, str(limit), folder]
+        if tool == "crfsdca-corpus":
+            subprocess.run([sys.executable, "-c", prelude() + CORPUS, *given], check=True,
+                           capture_output=True)
+        out = subprocess.run([sys.executable, "-c", prelude() + FITS[tool] + REPORT, *given],
+                             check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
