@@ -267,7 +267,7 @@ def _learn(args: argparse.Namespace) -> int:
 def _learn_corpus(est, args, out) -> int:
     """``--corpus DIR``: the FILEs encoded into a corpus there (read as a stream), or the
     corpus made there before, and the fit on it."""
-    from ..corpus import FILE, Corpus
+    from ..corpus import FILE, Corpus  # loaded when the command runs (numpy, h5py)
 
     clash = [flag for flag, given in (("-T", args.template), ("-x", args.cross_validate),
                                       ("-e", args.holdout is not None)) if given]
