@@ -232,15 +232,11 @@ def test_lbfgs_s_estimate_counts_the_feature_set_it_works_on(problem):
     assert spec("lbfgs").configure(resolved).state_bytes(sizes) == built
 
 
-def test_the_default_fit_shrinks_its_store_to_fit_and_says_so(monkeypatch, tmp_path):
-    """Where SDCA's float64 marginal store would not fit but a float32 one would, a fit
-    that left store_dtype to the estimator trains in float32 with one warning. Where it
-    would not fit either way, the store goes to a file (store_dir, the float width the
-    fit asked for kept), the same model; a state that does not fit even so is refused."""
-    from crfsdca import CRF
+def _store_needs(tmp_path):
+    """Tiny training items and what the default SDCA fit on them needs (train_bytes) with
+    its float64 store, a float32 store, and a store in a file of ``tmp_path``."""
     from crfsdca.cli.precompile import tiny_data
     from crfsdca.data.items import Vocabulary, encode
-    from crfsdca.errors import ResourceError
     from crfsdca.training.learn import make_problem, solver_config
 
     X, y = tiny_data(50)
@@ -248,9 +244,19 @@ def test_the_default_fit_shrinks_its_store_to_fit_and_says_so(monkeypatch, tmp_p
     seq = encode(X, y, Vocabulary(), Vocabulary(), grow=True).seq
     sizes = memory.DataSizes.of_problem(make_problem(
         seq, int(seq.attr_indices.max()) + 1, len(labels), labels, 0.1, radii=False))
-    wide = solver_config("sdca", {}).train_bytes(sizes)
-    narrow = solver_config("sdca", {"store_dtype": "float32"}).train_bytes(sizes)
-    on_disk = solver_config("sdca", {"store_dir": str(tmp_path)}).train_bytes(sizes)
+    return (X, y, *(solver_config("sdca", options).train_bytes(sizes) for options in (
+        {}, {"store_dtype": "float32"}, {"store_dir": str(tmp_path)})))
+
+
+def test_the_default_fit_shrinks_its_store_to_fit_and_says_so(monkeypatch, tmp_path):
+    """Where SDCA's float64 marginal store would not fit but a float32 one would, a fit
+    that left store_dtype to the estimator trains in float32 with one warning. Where it
+    would not fit either way, the store goes to a file (store_dir, the float width the
+    fit asked for kept), the same model; a state that does not fit even so is refused."""
+    from crfsdca import CRF
+    from crfsdca.errors import ResourceError
+
+    X, y, wide, narrow, on_disk = _store_needs(tmp_path)
     assert on_disk < narrow < wide
     monkeypatch.setattr(memory, "available", lambda: ((wide + narrow) // 2, "test limit"))
     with pytest.warns(RuntimeWarning, match="store_dtype='float32' so that the state fits"):
@@ -300,19 +306,9 @@ def test_max_memory_bounds_the_fit_like_a_limit(monkeypatch, tmp_path, capsys):
     honour it; outside a fit the budget is gone."""
     from crfsdca import CRF, CRFCV
     from crfsdca.cli import main
-    from crfsdca.cli.precompile import tiny_data
-    from crfsdca.data.items import Vocabulary, encode
     from crfsdca.errors import ResourceError
-    from crfsdca.training.learn import make_problem, solver_config
 
-    X, y = tiny_data(50)
-    labels = sorted({t for s in y for t in s})
-    seq = encode(X, y, Vocabulary(), Vocabulary(), grow=True).seq
-    sizes = memory.DataSizes.of_problem(make_problem(
-        seq, int(seq.attr_indices.max()) + 1, len(labels), labels, 0.1, radii=False))
-    wide = solver_config("sdca", {}).train_bytes(sizes)
-    narrow = solver_config("sdca", {"store_dtype": "float32"}).train_bytes(sizes)
-    on_disk = solver_config("sdca", {"store_dir": str(tmp_path)}).train_bytes(sizes)
+    X, y, wide, narrow, on_disk = _store_needs(tmp_path)
     real = memory._status_bytes
     monkeypatch.setattr(memory, "_status_bytes",  # the process holds nothing: exact rooms
                         lambda field: 0 if field == "VmRSS" else real(field))
