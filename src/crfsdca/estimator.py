@@ -484,7 +484,7 @@ class CRF(BaseEstimator):
             return self._fit_within(X, y, X_dev, y_dev, sample_weight, add_to_state)
 
     def _fit_within(self, X, y, X_dev, y_dev, sample_weight, add_to_state: bool):
-        self._checkpoint_interval()
+        every = self._checkpoint_interval()
         if (X_dev is None) != (y_dev is None):
             raise ValueError("pass both X_dev and y_dev to use the holdout data")
         corpus = X if isinstance(X, Corpus) else None
@@ -584,7 +584,7 @@ class CRF(BaseEstimator):
         def dual_of(marginals):
             return dual_state(sampled, digests, marginals, A, K, c2)
 
-        checkpoint = self._checkpoints(model_of, dual_of, problem.n,
+        checkpoint = self._checkpoints(every, model_of, dual_of, problem.n,
                                        SOLVERS[algorithm].continues_from == "dual")
         learned = learn(problem, config, seed=self._seed(), epochs=run.epochs,
                         epsilon=run.epsilon, max_seconds=self.max_seconds,
@@ -623,12 +623,11 @@ class CRF(BaseEstimator):
                               "(learn: -m MODEL)")
         return float(every)
 
-    def _checkpoints(self, model_of, dual_of, n: int, has_dual: bool):
-        """The ``on_row`` of a fit with ``checkpoint_every`` (None without): every that
-        many seconds, the model of the solver's weights (``model_of``) to
+    def _checkpoints(self, every: float | None, model_of, dual_of, n: int, has_dual: bool):
+        """The ``on_row`` of a fit with ``checkpoint_every`` (``every``, checked; None
+        without): every that many seconds, the model of the solver's weights (``model_of``) to
         ``model_filename`` and, with ``save_dual``, its dual state (``dual_of``) beside
         it, the dual first."""
-        every = self._checkpoint_interval()
         if every is None:
             return None
         due = time.perf_counter() + every

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import random
 import sys
 
@@ -267,7 +266,7 @@ def _learn(args: argparse.Namespace) -> int:
 def _learn_corpus(est, args, out) -> int:
     """``--corpus DIR``: the FILEs encoded into a corpus there (read as a stream), or the
     corpus made there before, and the fit on it."""
-    from ..corpus import FILE, Corpus  # loaded when the command runs (numpy, h5py)
+    from ..corpus import Corpus  # loaded when the command runs (numpy, h5py)
 
     clash = [flag for flag, given in (("-T", args.template), ("-x", args.cross_validate),
                                       ("-e", args.holdout is not None)) if given]
@@ -276,11 +275,8 @@ def _learn_corpus(est, args, out) -> int:
     if args.files:
         weights: list[float] = []
         with _one_line_errors():
-            corpus = Corpus.create(args.corpus, stream_files(args.files, weights, out))
-        if any(w != 1.0 for w in weights):
-            os.remove(os.path.join(args.corpus, FILE))
-            raise ConfigError("--corpus: the files weigh their sequences (@weight), which a "
-                              "corpus does not keep yet; train on the files themselves")
+            corpus = Corpus.create(args.corpus, _unweighted(
+                stream_files(args.files, weights, out), weights))
     else:
         try:
             corpus = Corpus(args.corpus)
@@ -292,6 +288,19 @@ def _learn_corpus(est, args, out) -> int:
     with _one_line_errors():
         est.fit(corpus)
     return _finish(est, args, out)
+
+
+def _unweighted(pairs, weights: list[float]):
+    """The (xseq, yseq) pairs of :func:`stream_files`, refused at the first sequence whose
+    weight (``@weight``, in ``weights`` as the blocks are read) is not 1: a corpus keeps
+    no weights, and nothing is written before the refusal."""
+    checked = 0
+    for pair in pairs:
+        if any(w != 1.0 for w in weights[checked:]):
+            raise ConfigError("--corpus: the files weigh their sequences (@weight), which a "
+                              "corpus does not keep yet; train on the files themselves")
+        checked = len(weights)
+        yield pair
 
 
 def _set_outputs(est, args) -> None:

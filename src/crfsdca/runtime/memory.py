@@ -303,6 +303,11 @@ def fits(needed: int) -> bool:
     return room is None or needed <= room
 
 
+def largest(parts: dict[str, int], count: int) -> list[tuple[str, int]]:
+    """The ``count`` largest of a state's ``parts`` (name -> bytes), largest first."""
+    return sorted(parts.items(), key=lambda kv: -kv[1])[:count]
+
+
 def check(needed: int, what: str, way_out: str, parts: dict[str, int] | None = None) -> None:
     """Raise ResourceError if ``needed`` bytes exceed what is available, naming ``what``
     needs it, its largest ``parts``, the limit and ``way_out``."""
@@ -311,7 +316,6 @@ def check(needed: int, what: str, way_out: str, parts: dict[str, int] | None = N
         return
     detail = ""
     if parts:
-        big = sorted(parts.items(), key=lambda kv: -kv[1])[:2]
-        detail = " (" + ", ".join(f"{k} {gib(v)}" for k, v in big) + ")"
+        detail = " (" + ", ".join(f"{k} {gib(v)}" for k, v in largest(parts, 2)) + ")"
     raise ResourceError(f"{what} needs about {gib(needed)}{detail}, more than the "
                         f"{gib(room)} left ({where}); {way_out}")

@@ -372,8 +372,8 @@ def run_solver(problem, config: SolverConfig, *, epochs: float, seed: int = 0,
     what = what or config.name
     if say is not None:
         where = config.options.get("store_dir")
-        largest = ", ".join(f"{name.replace('_', ' ')} {size / 2**20:.1f}" for name, size in
-                            sorted(parts.items(), key=lambda kv: -kv[1])[:3])
+        largest = ", ".join(f"{name.replace('_', ' ')} {size / 2**20:.1f}"
+                            for name, size in memory.largest(parts, 3))
         say(f"{what}: n={problem.n} sequences, d={problem.dim} weights, K={problem.n_labels} "
             f"labels; solver state {sum(parts.values()) / 2**20:.1f} MiB in memory "
             f"({largest} MiB)"
