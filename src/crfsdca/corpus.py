@@ -37,6 +37,16 @@ FILE = "corpus.h5"
 """The corpus's file in its folder."""
 
 
+def read_corpus_file(path: Path) -> Dataset:
+    """The corpus file at ``path``: a sealed dataset file (its checksum checked before
+    libhdf5 reads it; one written before files had a seal read in a child process) with a
+    training split alone."""
+    ds = load_dataset(path)
+    if ds.test is not None or ds.n_labels != len(ds.labels):
+        raise DataFormatError(path, "a corpus has a training split alone")
+    return ds
+
+
 class Corpus:
     """An encoded training corpus in ``folder`` (made by ``Corpus.create``): its split, the
     attribute and label vocabularies, and the weight-0 entries."""
@@ -49,10 +59,7 @@ class Corpus:
         if not path.is_file():
             raise FileNotFoundError(f"{self.folder}: no {FILE} in it (Corpus.create writes "
                                     "one)")
-        ds = load_dataset(path)
-        if ds.test is not None or ds.n_labels != len(ds.labels):
-            raise DataFormatError(path, "a corpus has a training split alone")
-        self._dataset = ds
+        self._dataset = read_corpus_file(path)
 
     @classmethod
     def create(cls, folder: str | os.PathLike, X, y=None) -> Corpus:

@@ -53,3 +53,10 @@ def excerpt(text: str, limit: int = 80) -> str:
     if len(text) <= limit:
         return repr(text)
     return f"{text[:limit]!r}... ({len(text):,} characters)"
+
+
+def one_line(e: BaseException, limit: int = 200) -> str:
+    """An exception's message on one line, cut to ``limit`` characters (a library's
+    message quoted in one of the package's errors)."""
+    text = " ".join(str(e).split()) or type(e).__name__
+    return text if len(text) <= limit else text[:limit] + "..."

@@ -14,10 +14,11 @@ from helpers.paths import RAW, ROOT
 
 from crfsdca.cli import main
 from crfsdca.data.featurize import featurize
-from crfsdca.data.hdf5 import Dataset, load_dataset, write_dataset
+from crfsdca.data.hdf5 import FORMAT, Dataset, load_dataset, write_dataset
 from crfsdca.data.radii import squared_radii
 from crfsdca.data.synthetic import synthetic_sequences
 from crfsdca.errors import DataFormatError
+from crfsdca.runtime.sealed import seal
 
 CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
 
@@ -161,9 +162,13 @@ def dataset_file(tmp_path):
     return write_dataset(tmp_path / "tiny.h5", ds)
 
 
-def _edit(path, fn):
+def _edit(path, fn, fmt=FORMAT):
+    """``fn`` applied to the HDF5 file at ``path``; a file of a sealed format ``fmt`` sealed
+    again (as a writer that got the fields wrong would seal them)."""
     with h5py.File(path, "a") as f:
         fn(f)
+    if fmt:
+        seal(path, fmt)
     return path
 
 
@@ -208,7 +213,42 @@ def test_a_bad_dataset_file_is_refused_by_every_command(dataset_file, tmp_path, 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tiny.h5"]
 
 
+def _legacy(path):
+    """The dataset file at ``path`` as crfsdca wrote it before files had a seal: the same
+    groups and attributes, HDF5 from the first byte."""
+    old = path.with_name("old.h5")
+    with h5py.File(path, "r") as src, h5py.File(old, "w") as dst:
+        dst.attrs.update(src.attrs)
+        for name in src:
+            src.copy(src[name], dst, name=name)
+    return old.replace(path)
+
+
 def test_a_truncated_dataset_file(dataset_file, capsys, tmp_path):
+    data = dataset_file.read_bytes()
+    dataset_file.write_bytes(data[: len(data) // 2])
+    assert main(["train", "--data", str(dataset_file), "--out", str(tmp_path / "r")]) == 2
+    assert ("tiny.h5: damaged crfsdca-dataset file: its content does not match the sha256 in "
+            "its header") in _one_line_error(capsys, "train")
+    dataset_file.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))  # one bit of the last byte
+    with pytest.raises(DataFormatError, match="does not match the sha256"):
+        load_dataset(dataset_file)
+
+
+def test_a_dataset_file_without_a_seal_is_read_in_a_child(dataset_file, capsys, tmp_path):
+    """A file written before datasets were sealed reads as it did (in a child process,
+    where libhdf5's crash on a damaged one would be an error); cut short, it is refused."""
+    sealed = load_dataset(dataset_file)
+    old = load_dataset(_legacy(dataset_file))
+    assert old.path == dataset_file and old.labels == sealed.labels
+    for name in ("train", "test"):
+        a, b = getattr(old, name), getattr(sealed, name)
+        assert all(np.array_equal(getattr(a, f), getattr(b, f))
+                   for f in ("offsets", "labels", "attr_indptr", "attr_indices"))
+    with h5py.File(dataset_file, "a") as f:
+        f["train/radii"][0] = -1.0
+    with pytest.raises(DataFormatError, match=r"tiny\.h5: /train/radii: 1 value\(s\) not"):
+        load_dataset(dataset_file)
     data = dataset_file.read_bytes()
     dataset_file.write_bytes(data[: len(data) // 2])
     assert main(["train", "--data", str(dataset_file), "--out", str(tmp_path / "r")]) == 2
@@ -253,7 +293,7 @@ def test_an_optimum_file_missing_an_attribute(dataset_file, tmp_path):
     write_optimum(path, Optimum(w_star=np.zeros(3), p_star=1.0, grad_norm=0.0, grad_max=0.0,
                                 gap_bound=0.0, iterations=1, evaluations=1, seconds=0.0,
                                 lam=0.1, dataset="tiny"))
-    _edit(path, lambda f: f.attrs.__delitem__("p_star"))
+    _edit(path, lambda f: f.attrs.__delitem__("p_star"), fmt=None)
     with pytest.raises(DataFormatError, match="o.h5: a missing entry .*'p_star'"):
         read_optimum(path)
 

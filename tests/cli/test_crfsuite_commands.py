@@ -137,8 +137,8 @@ def test_model_file_versions(tmp_path):
     import h5py
 
     from crfsdca.errors import DataFormatError
-    from crfsdca.formats.sealed import seal
     from crfsdca.model_file import Model, save_model
+    from crfsdca.runtime.sealed import seal
 
     path = save_model(tmp_path / "m.model", Model(["A", "B"], ["x"], np.arange(12.0) - 3,
                                                   {"c2": 1.0}, {}))

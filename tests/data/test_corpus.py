@@ -12,8 +12,10 @@ from hypothesis import strategies as st
 
 import crfsdca
 from crfsdca.corpus import FILE, Corpus
+from crfsdca.data.hdf5 import FORMAT
 from crfsdca.data.items import Vocabulary, encode
 from crfsdca.errors import DataFormatError
+from crfsdca.runtime.sealed import seal
 
 WORDS = ["the", "cat", "sat", "on", "a", "mat", "dog", "ran"]
 
@@ -75,7 +77,7 @@ def test_bad_uses_are_refused_in_one_line(tmp_path):
         Corpus(tmp_path / "empty")
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / FILE).write_bytes(b"not hdf5")
-    with pytest.raises(DataFormatError, match="not an HDF5 file"):
+    with pytest.raises(DataFormatError, match="not a crfsdca-dataset file"):
         Corpus(tmp_path / "bad")
     with pytest.raises(ValueError, match="two labels or more"):
         Corpus.create(tmp_path / "one", X, [["N"] * len(s) for s in X])
@@ -127,5 +129,6 @@ def test_a_corpus_file_with_bad_zero_entries_is_refused(tmp_path):
     with h5py.File(tmp_path / FILE, "a") as f:
         del f["train/zero_entries"]
         f["train/zero_entries"] = np.array([[len(corpus.attributes), 0]], dtype=np.int64)
+    seal(tmp_path / FILE, FORMAT)
     with pytest.raises(DataFormatError, match="zero_entries: an attribute id outside"):
         Corpus(tmp_path)

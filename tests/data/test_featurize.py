@@ -12,12 +12,13 @@ from helpers.paths import RAW, ROOT
 
 from crfsdca.cli import main
 from crfsdca.data.featurize import featurize, spec_from_config, take_subset
-from crfsdca.data.hdf5 import Dataset, load_dataset, write_dataset
+from crfsdca.data.hdf5 import FORMAT, Dataset, load_dataset, write_dataset
 from crfsdca.data.radii import squared_radii
 from crfsdca.data.readers import Sentence
 from crfsdca.data.sequences import make_sequences
 from crfsdca.data.table1 import dataset_row, table_rows, write_table1
 from crfsdca.errors import ConfigError, DataFormatError
+from crfsdca.runtime.sealed import seal
 
 CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
 
@@ -173,7 +174,8 @@ def test_hdf5_writer_refuses_unsorted_token_attributes(tmp_path):
 def test_load_rejects_files_that_are_not_ours(tmp_path, tiny_conll):
     text = tmp_path / "notes.h5"
     text.write_text("hello")
-    with pytest.raises(DataFormatError, match=r"notes\.h5: not an HDF5 file"):
+    with pytest.raises(DataFormatError, match=r"notes\.h5: not a crfsdca-dataset file \(not an "
+                                              r"HDF5 file\)"):
         load_dataset(text)
     other = tmp_path / "other.h5"
     with h5py.File(other, "w") as f:
@@ -184,6 +186,7 @@ def test_load_rejects_files_that_are_not_ours(tmp_path, tiny_conll):
     with h5py.File(path, "a") as f:
         del f["train/radii"]
         del f["test/labels"]
+    seal(path, FORMAT)
     with pytest.raises(DataFormatError, match=r"t\.h5: missing dataset\(s\): train/radii, "
                                               r"test/labels"):
         load_dataset(path)
@@ -195,6 +198,7 @@ def test_load_rejects_inconsistent_arrays(tmp_path, tiny_conll):
     path = write_dataset(tmp_path / "t.h5", featurize("tiny", tiny_conll))
     with h5py.File(path, "a") as f:
         f["train/labels"][0] = 99
+    seal(path, FORMAT)
     with pytest.raises(DataFormatError, match=r"/train: label id 99 out of range for K = 3"):
         load_dataset(path)
 

@@ -15,8 +15,8 @@ from crfsdca import CRF
 from crfsdca.cli import main
 from crfsdca.errors import DataFormatError
 from crfsdca.formats.hdf5_model import DUAL_FORMAT, FORMAT
-from crfsdca.formats.sealed import seal
 from crfsdca.model_file import dual_path, load_dual, load_model
+from crfsdca.runtime.sealed import seal
 
 # ------------------------------------------------------------------------ model and dual
 

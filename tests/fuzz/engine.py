@@ -30,8 +30,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from crfsdca.formats import isolated
-from crfsdca.runtime import memory
+from crfsdca.runtime import isolated, memory
 
 from .mutate import mutate
 from .seeds import make_seeds
@@ -63,7 +62,7 @@ def work(names: list[str], seeds_dir: Path, count: int, seed: int, work_dir: Pat
          timeout: float, max_memory: int) -> None:
     """Run ``count`` inputs over the targets ``names``, reporting as the module says."""
     # a header-less HDF5 file that makes libhdf5 loop is refused once the child of
-    # formats.isolated has waited SECONDS: less than the alarm, so that the refusal (the
+    # runtime.isolated has waited SECONDS: less than the alarm, so that the refusal (the
     # right answer) comes before the alarm would call it a hang
     isolated.SECONDS = min(isolated.SECONDS, timeout / 2)
     context = Context(make_seeds(seeds_dir))

@@ -9,6 +9,8 @@ writers (and by CRFsuite's, through python-crfsuite, where it is installed).
   and CRFsuite's own);
 - ``hdf5``, ``dual``: crfsdca's model file of a fit with bias weights, and its dual state;
   ``hdf5-legacy``, ``dual-legacy``: the same without the header (as written before it);
+- ``corpus``: the file of a ``crfsdca.Corpus`` of those sentences (with weight-0
+  entries), and ``corpus-legacy``: the same without the header;
 - ``config``: the workflow's config with one dataset (the templates of config.yaml's
   conll, ner and pos entries).
 """
@@ -22,7 +24,8 @@ from pathlib import Path
 import h5py
 import yaml
 
-from crfsdca import CRF
+from crfsdca import CRF, Corpus
+from crfsdca.corpus import FILE
 from crfsdca.data.crfsuite_format import write_sequences
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,6 +109,16 @@ def model_files(directory: Path, sentences) -> dict[str, list[Path]]:
             "dual-legacy": [legacy_copy(dual, directory / "legacy.h5.dual")]}
 
 
+def corpus_files(directory: Path, sentences) -> dict[str, list[Path]]:
+    """The file of a corpus of the sentences (tutorial features: weighted attributes,
+    weight-0 entries), and its copy without the header."""
+    X = [features(s) for s in sentences]
+    y = [[c for _, _, c in s] for s in sentences]
+    path = Corpus.create(directory / "corpus", X, y).folder / FILE
+    return {"corpus": [path],
+            "corpus-legacy": [legacy_copy(path, directory / "legacy-corpus.h5")]}
+
+
 def legacy_copy(path: Path, to: Path) -> Path:
     """The HDF5 file at ``path`` as crfsdca wrote it before files had a header: the same
     groups, datasets and attributes, HDF5 from the first byte, no checksum."""
@@ -133,4 +146,4 @@ def make_seeds(directory: str | Path) -> dict[str, list[Path]]:
     directory.mkdir(parents=True, exist_ok=True)
     sentences = conll_sentences()
     return {"data": data_files(directory, sentences), "config": config_files(directory),
-            **model_files(directory, sentences)}
+            **model_files(directory, sentences), **corpus_files(directory, sentences)}

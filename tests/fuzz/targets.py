@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from crfsdca.cli import main
+from crfsdca.corpus import read_corpus_file
 from crfsdca.data.crfsuite_format import parse_lines, read_file, write_sequences
 from crfsdca.data.featurize import parse_spec, spec_from_config
 from crfsdca.data.readers import reader_columns
@@ -121,7 +122,7 @@ def read_hdf5(path: Path, context: Context):
 
 def read_hdf5_unverified(path: Path, context: Context):
     """libhdf5 on a damaged file, in this process: what the header's checksum and the
-    child process of :mod:`crfsdca.formats.isolated` keep a user from meeting."""
+    child process of :mod:`crfsdca.runtime.isolated` keep a user from meeting."""
     return _read_model(path)
 
 
@@ -168,6 +169,34 @@ def check_dual(state, context: Context) -> None:
     assert state["mu_unary"].shape == (N * K,) and state["mu_pair"].shape == ((N - n) * K * K,)
     assert np.isfinite(state["mu_unary"]).all() and np.isfinite(state["mu_pair"]).all()
     assert np.asarray(state["digests"]).shape == (n, 16)
+
+
+# --------------------------------------------------------------------------- corpus files
+
+def read_corpus(path: Path, context: Context):
+
+    return read_corpus_file(path)
+
+
+def check_corpus(ds, context: Context) -> None:
+    """What a fit on the corpus reads: a training split whose every index is in range
+    (checked here again), radii finite and >= 0, weight-0 entries that name an attribute
+    and a token; the forward-backward kernel runs on its first sequences."""
+    K, A, seq = ds.n_labels, ds.n_attributes, ds.train
+    assert ds.test is None and K == len(ds.labels) >= 2 and A == len(ds.attributes)
+    off, ptr = np.asarray(seq.offsets), np.asarray(seq.attr_indptr)
+    n, N = len(off) - 1, len(seq.labels)
+    assert n >= 0 and off[0] == 0 and off[-1] == N and (np.diff(off) >= 1).all()
+    assert len(ptr) == N + 1 and ptr[0] == 0 and (np.diff(ptr) >= 0).all()
+    assert ptr[-1] == len(seq.attr_indices) and ((0 <= seq.labels) & (seq.labels < K)).all()
+    assert ((0 <= seq.attr_indices) & (seq.attr_indices < A)).all()
+    assert ds.radii.shape == (n,) and np.isfinite(ds.radii).all() and (ds.radii >= 0).all()
+    z = ds.zero_entries
+    assert z.shape[1:] == (2,) and ((0 <= z) & (z < [A, N])).all()
+    w = np.zeros(ds.dim)
+    for i in range(min(n, 3)):
+        logz, unary, _ = sequence_marginals(w, A, K, seq, i)
+        assert np.isfinite(logz) and np.allclose(unary.sum(axis=1), 1.0), (logz, unary)
 
 
 # --------------------------------------------------------------------------- templates
@@ -224,6 +253,8 @@ TARGETS = {t.name: t for t in (
     Target("hdf5-model-legacy", "hdf5-legacy", read_hdf5, check_model, True, 1, 8),
     Target("dual", "dual", read_dual, check_dual),
     Target("dual-legacy", "dual-legacy", read_dual, check_dual, True, 1, 8),
+    Target("corpus", "corpus", read_corpus, check_corpus),
+    Target("corpus-legacy", "corpus-legacy", read_corpus, check_corpus, True, 1, 8),
     Target("config-templates", "config", read_config, check_config, names_file=False),
     Target("tag-input", "data", read_tag, check_tag),
 )}
@@ -248,7 +279,7 @@ def run_one(target: Target, data: bytes, path: Path, context: Context) -> str:
             raise Finding("several lines", message) from e
         if target.names_file and str(path) not in message:
             raise Finding("file not named", message) from e
-        if "its reader failed" in message:  # a traceback in the child of formats.isolated
+        if "its reader failed" in message:  # a traceback in the child of runtime.isolated
             raise Finding("traceback in a child", message) from e
         return f"{type(e).__name__}: {_blank(message.replace(str(path), 'FILE'))}"
     except Exception as e:

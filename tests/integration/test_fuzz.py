@@ -14,7 +14,7 @@ from fuzz.targets import TARGETS, Context, Finding, run_one
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from crfsdca.formats import isolated
+from crfsdca.runtime import isolated
 
 REGRESSIONS = Path(__file__).resolve().parents[1] / "fuzz" / "regressions"
 CASES = sorted(p for p in REGRESSIONS.glob("*/*") if p.parent.name in TARGETS)
@@ -29,7 +29,7 @@ def context(tmp_path_factory):
 
 @pytest.fixture
 def quick_child(monkeypatch):
-    """A child process of formats.isolated that gives up after 2 s (its hangs)."""
+    """A child process of runtime.isolated that gives up after 2 s (its hangs)."""
     monkeypatch.setattr(isolated, "SECONDS", 2.0)
 
 

@@ -24,7 +24,12 @@ Schema (format ``crfsdca-dataset``, version 1)::
     /test/...               the same arrays (no radii); absent if there is no test split
 
 Within a token, attribute ids are sorted ascending and unique.
-Files are written atomically (temporary file, then rename).
+Files are written atomically (temporary file, then rename) and sealed
+(:mod:`crfsdca.runtime.sealed`): a header in HDF5's user block holds the sha256 of the
+rest, checked before libhdf5 reads a byte, so that a truncated, altered or half-copied
+file is refused in one line. A file written before the header (HDF5 from its first byte)
+is read in a child process (:mod:`crfsdca.runtime.isolated`), where a crash or a hang of
+libhdf5 on a damaged file becomes one error too.
 """
 
 from __future__ import annotations
@@ -40,8 +45,10 @@ import numpy as np
 
 from crfsdca import __version__
 from crfsdca.data.sequences import Sequences, make_sequences, validate_sequences
-from crfsdca.errors import DataFormatError
+from crfsdca.errors import DataFormatError, one_line
 from crfsdca.runtime.io import atomic_path
+from crfsdca.runtime.isolated import read_isolated
+from crfsdca.runtime.sealed import H5PY_ERRORS, check_seal, sealed_hdf5
 
 FORMAT = "crfsdca-dataset"
 FORMAT_VERSION = 1
@@ -133,7 +140,7 @@ def write_dataset(path: str | os.PathLike, ds: Dataset) -> Path:
     for key in JSON_ATTRS:
         attrs.setdefault(key, {} if key != "templates" else [])
     strdt = h5py.string_dtype("utf-8")
-    with atomic_path(path) as tmp, h5py.File(tmp, "w") as f:
+    with atomic_path(path) as tmp, sealed_hdf5(tmp, FORMAT) as f:
         for key, value in attrs.items():
             f.attrs[key] = json.dumps(value) if key in JSON_ATTRS else value
         vocab = f.create_group("vocab")
@@ -182,18 +189,32 @@ def _read_array(path: Path, group, name: str, kind: str) -> np.ndarray:
 
 
 def load_dataset(path: str | os.PathLike) -> Dataset:
-    """Read a file written by :func:`write_dataset`; clear errors for anything else."""
+    """Read a file written by :func:`write_dataset`; clear errors for anything else (its
+    seal checked first; a file without one read in a child process)."""
     path = Path(path)
     if not path.is_file():
         raise DataFormatError(path, "no such file")
+    if check_seal(path, FORMAT, "not an HDF5 file"):
+        return _load_file(path)
+    return read_isolated(path, f"{FORMAT} file", _load_file)
+
+
+def _load_file(path: Path) -> Dataset:
+    """The dataset at ``path``, read by libhdf5 (its seal checked before, or in a child)."""
     try:
         f = h5py.File(path, "r")
     except OSError as e:
         raise DataFormatError(path, f"not an HDF5 file, or a truncated one ({e})") from None
     try:
         return _load(path, f)
+    except DataFormatError:
+        raise
     except OSError as e:  # the header was readable, an array is not (a truncated file)
-        raise DataFormatError(path, f"cannot read ({e}); truncated? featurize again") from None
+        raise DataFormatError(path, f"cannot read ({one_line(e)}); truncated? featurize "
+                                    "again") from None
+    except H5PY_ERRORS as e:  # a damaged heap, an object of another kind
+        raise DataFormatError(path, f"damaged {FORMAT} file ({one_line(e)})") from None
+
 
 
 def _load(path: Path, f: h5py.File) -> Dataset:

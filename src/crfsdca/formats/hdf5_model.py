@@ -16,8 +16,8 @@ The model: one HDF5 file (format ``crfsdca-model``, version 1), written atomical
 
 Only nonzero weights are stored (CRFsuite's default feature set leaves most of A x K at 0).
 Both files start with a header in HDF5's user block that holds the sha256 of the rest
-(:mod:`crfsdca.formats.sealed`), checked before libhdf5 reads a byte; a file written
-before files had it is read in a child process (:mod:`crfsdca.formats.isolated`), so
+(:mod:`crfsdca.runtime.sealed`), checked before libhdf5 reads a byte; a file written
+before files had it is read in a child process (:mod:`crfsdca.runtime.isolated`), so
 that a damaged one cannot crash the reader's process.
 
 A file of a newer format version is refused with a message naming both versions; older
@@ -39,13 +39,13 @@ import h5py
 import numpy as np
 
 from .. import __version__
-from ..errors import DataFormatError, excerpt
+from ..errors import DataFormatError, excerpt, one_line
 from ..model.layout import WeightLayout
 from ..runtime import memory
 from ..runtime.io import atomic_path
-from .isolated import read_isolated
+from ..runtime.isolated import read_isolated
+from ..runtime.sealed import H5PY_ERRORS, check_seal, sealed_hdf5
 from .model import Model
-from .sealed import USERBLOCK, check_seal, seal
 
 FORMAT, FORMAT_VERSION = "crfsdca-model", 2
 """Version 2 adds /vocab/transition_attributes; a model without them is written as
@@ -62,21 +62,12 @@ def _json(value) -> str:
     return json.dumps(value, default=plain)
 
 
-@contextlib.contextmanager
-def _sealed(path: Path, fmt: str):
-    """A new HDF5 file at ``path`` to write into, sealed (:func:`~.sealed.seal`) once
-    closed."""
-    with h5py.File(path, "w", userblock_size=USERBLOCK) as f:
-        yield f
-    seal(path, fmt)
-
-
 def write_hdf5_model(path: Path, model: Model) -> Path:
     """Write ``model`` to ``path`` atomically in crfsdca's HDF5 format."""
     w = model.weights
     nz = np.flatnonzero(w)
     strdt = h5py.string_dtype("utf-8")
-    with atomic_path(path) as tmp, _sealed(tmp, FORMAT) as f:
+    with atomic_path(path) as tmp, sealed_hdf5(tmp, FORMAT) as f:
         f.attrs.update(format=FORMAT,
                        format_version=FORMAT_VERSION if model.transition_attributes else 1,
                        package_version=__version__, n_attributes=len(model.attributes),
@@ -101,10 +92,6 @@ files use, packs at most 1032 to 1): a dataset that claims more is damaged or cr
 is refused before it is read (an HDF5 file can declare any shape, read back as fill
 values)."""
 
-_H5PY_ERRORS = (OSError, RuntimeError, TypeError, ValueError, KeyError)
-"""What h5py raises on a damaged file (a bad header, an attribute of an odd type, a
-missing object)."""
-
 
 @contextlib.contextmanager
 def _reading(path: Path, fmt: str, version: int):
@@ -113,7 +100,7 @@ def _reading(path: Path, fmt: str, version: int):
     DataFormatError naming the file (one line)."""
     try:
         f = h5py.File(path, "r")
-    except _H5PY_ERRORS:
+    except H5PY_ERRORS:
         raise DataFormatError(path, f"not a {fmt} file (neither HDF5 nor a CRFsuite "
                                     "model)") from None
     try:
@@ -122,14 +109,9 @@ def _reading(path: Path, fmt: str, version: int):
             yield f
     except DataFormatError:
         raise
-    except _H5PY_ERRORS as e:
-        raise DataFormatError(path, f"damaged {fmt} file ({_one_line(e)})") from None
+    except H5PY_ERRORS as e:
+        raise DataFormatError(path, f"damaged {fmt} file ({one_line(e)})") from None
 
-
-def _one_line(e: Exception) -> str:
-    """An exception's message on one line, cut to a readable length."""
-    text = " ".join(str(e).split()) or type(e).__name__
-    return text if len(text) <= 200 else text[:200] + "..."
 
 
 def _shown(value) -> str:
@@ -190,9 +172,9 @@ def _attr(f: h5py.File, name: str, path: Path):
 def read_hdf5_model(path: str | os.PathLike) -> Model:
     """Read a model written by :func:`write_hdf5_model` (any version up to this one's).
     The file's sha256 is checked before libhdf5 reads it (a file written before files
-    carried one is read in a child process, :mod:`~.isolated`); then every field (types,
-    shapes, unique labels and attributes, finite weights, the checksum of the weights)
-    before the weight vector is made: a damaged file is a DataFormatError naming it and
+    carried one is read in a child process, :mod:`~crfsdca.runtime.isolated`); then every
+    field (types, shapes, unique labels and attributes, finite weights, the checksum of the
+    weights) before the weight vector is made: a damaged file is a DataFormatError naming it and
     what is wrong."""
     path = Path(path)
     if check_seal(path, FORMAT):
@@ -284,7 +266,7 @@ def save_dual(path: str | os.PathLike, state: dict, model: Model) -> Path:
     """Write a dual state (``DUAL_ARRAYS`` plus ``n_attributes``, ``n_labels``, ``c2``) of
     ``model``, named by its checksum."""
     path = Path(path)
-    with atomic_path(path) as tmp, _sealed(tmp, DUAL_FORMAT) as f:
+    with atomic_path(path) as tmp, sealed_hdf5(tmp, DUAL_FORMAT) as f:
         f.attrs.update(format=DUAL_FORMAT, format_version=DUAL_FORMAT_VERSION,
                        package_version=__version__, n_attributes=int(state["n_attributes"]),
                        n_labels=int(state["n_labels"]), c2=float(state["c2"]),

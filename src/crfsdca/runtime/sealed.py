@@ -1,6 +1,6 @@
-"""HDF5 files that carry their own checksum: a header in the file's user block (the bytes
-that the HDF5 library skips before its superblock) names the format and holds the sha256
-of everything after it::
+"""HDF5 files that carry their own checksum (crfsdca's model and dual files, its datasets
+and corpora): a header in the file's user block (the bytes that the HDF5 library skips
+before its superblock) names the format and holds the sha256 of everything after it::
 
     crfsdca-model\\n
     sha256 <64 hex digits>\\n
@@ -16,9 +16,12 @@ that know nothing of the header read these files as any HDF5 file.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from pathlib import Path
+
+import h5py
 
 from ..errors import DataFormatError
 
@@ -26,6 +29,9 @@ USERBLOCK = 512
 """Bytes before the HDF5 superblock (the smallest user block HDF5 allows)."""
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 _CHUNK = 2**20
+H5PY_ERRORS = (OSError, RuntimeError, TypeError, ValueError, KeyError)
+"""What h5py raises on a damaged file (a bad header, an attribute of an odd type, a
+missing object)."""
 
 
 def _digest(path: Path) -> str:
@@ -47,10 +53,20 @@ def seal(path: str | os.PathLike, fmt: str) -> None:
         f.write(header.ljust(USERBLOCK, b"\0"))
 
 
-def check_seal(path: str | os.PathLike, fmt: str) -> bool:
+@contextlib.contextmanager
+def sealed_hdf5(path: str | os.PathLike, fmt: str):
+    """A new HDF5 file at ``path`` to write into, sealed (:func:`seal`) once closed."""
+    with h5py.File(path, "w", userblock_size=USERBLOCK) as f:
+        yield f
+    seal(path, fmt)
+
+
+def check_seal(path: str | os.PathLike, fmt: str,
+               kinds: str = "neither HDF5 nor a CRFsuite model") -> bool:
     """True if ``path`` carries the header of ``fmt`` and its content matches the header's
     sha256; False for a file that starts with HDF5's signature (written before headers
-    were; unverified). DataFormatError for anything else, naming the file."""
+    were; unverified). DataFormatError for anything else, naming the file (``kinds``
+    says what else a file of ``fmt``'s readers may be)."""
     path = Path(path)
     try:
         with open(path, "rb") as f:
@@ -63,8 +79,7 @@ def check_seal(path: str | os.PathLike, fmt: str) -> bool:
         return False
     name, _, rest = head.partition(b"\n")
     if not name.startswith(b"crfsdca-") or len(head) < USERBLOCK:
-        raise DataFormatError(path, f"not a {fmt} file (neither HDF5 nor a CRFsuite "
-                                    "model)")
+        raise DataFormatError(path, f"not a {fmt} file ({kinds})")
     if name != fmt.encode("ascii"):
         raise DataFormatError(path, f"not a {fmt} file (a {name.decode('ascii', 'replace')!r} "
                                     "file)")

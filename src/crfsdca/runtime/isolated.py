@@ -5,7 +5,7 @@ can crash the process or loop forever).
 :func:`read_isolated` returns what the reader returns, raises the package error it
 raises, and turns a crash, a hang or an allocation past a bound (derived from the file's
 size) into one DataFormatError naming the file. The child is ``python -m
-crfsdca.formats.isolated``: the call comes on its standard input, the answer goes back on
+crfsdca.runtime.isolated``: the call comes on its standard input, the answer goes back on
 its standard output, both pickled.
 """
 
@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from ..errors import CrfsdcaError, DataFormatError, ResourceError
-from ..runtime import memory
+from . import memory
 
 SECONDS = 20.0
 BYTES_PER_SECOND = 20e6
