@@ -591,6 +591,8 @@ def peak_memory_table() -> str:
 
 _TOOL_NAMES = {"items": "items only", "crfsdca": "crfsdca (lists)",
                "crfsdca-float32": "crfsdca (lists, float32 store)",
+               "crfsdca-compact": "crfsdca (lists, compact store)",
+               "crfsdca-compact-corpus": "crfsdca (a Corpus, compact store)",
                "crfsdca-stream": "crfsdca (a generator)",
                "crfsdca-corpus": "crfsdca (a Corpus)",
                "sklearn-crfsuite": "sklearn-crfsuite (lists)"}
@@ -721,6 +723,29 @@ def compact_dual_table() -> str:
     return "\n".join(lines)
 
 
+def compact_store_table() -> str:
+    """``benchmarks/studies/compact_store.py``'s stored run: per cell, the default fit's
+    epochs, seconds, objective and test F1 on the exact and the compact store."""
+    run = json.loads((STUDIES / "runs" / "compact_store.json").read_text())
+    lines = ["| data | c1 | c2 | epochs: exact / compact | seconds: exact / compact "
+             "(spread) | objective: exact / compact | test F1: exact / compact |",
+             "|---|---|---|---|---|---|---|"]
+    for r in run["rows"]:
+        spread = " / ".join(f"{min(r[f'{s} runs']):.1f}-{max(r[f'{s} runs']):.1f}"
+                            for s in ("exact", "compact"))
+        lines.append(
+            f"| {DATA_NAMES.get(r['dataset'], r['dataset'])} | {r['c1']:g} | {r['c2']:g} | "
+            f"{r['exact epochs']:.1f} / {r['compact epochs']:.1f} ({r['epochs ratio']:.2f}x) | "
+            f"{r['exact s']:.1f} / {r['compact s']:.1f} ({r['time ratio']:.2f}x; {spread}) | "
+            f"{r['exact obj']:,.3f} / {r['compact obj']:,.3f} | "
+            f"{r['exact F1']:.4f} / {r['compact F1']:.4f} |")
+    lines += ["", f"`crfsdca.CRF(c1, c2, all_possible_transitions=True, threads=1)` with "
+              f"each `dual_store`, medians of {run['rounds']} alternated fits (the spread: "
+              f"the fastest and slowest), each to its certified relative gap 3e-4; objective "
+              f"in CRFsuite's scale; {run['machine']}; commit {run['commit']}."]
+    return "\n".join(lines)
+
+
 def placeholder(name: str) -> str:
     """The text of ``{{ name }}``."""
     parts = name.split(".")
@@ -742,6 +767,7 @@ def placeholder(name: str) -> str:
                  "path_epsilon": path_epsilon_table, "peak_memory": peak_memory_table,
                  "tuning_searches": tuning_searches_table,
                  "compact_dual": compact_dual_table,
+                 "compact_store": compact_store_table,
                  "memory_limit": memory_limit_table, "store_windows": store_windows_table,
                  "partitions": lambda: epochs_table("partitions.json", "P",
                                                     "partitioned SDCA (CoCoA+)")}

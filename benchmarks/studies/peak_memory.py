@@ -20,8 +20,9 @@ resident memory of that process (``ru_maxrss``) is read by the parent; the items
 (a process that builds them and stops) are measured too, so that the fit's own share is
 the difference. crfsdca: ``CRF(c1=0.1, c2=0.1, all_possible_transitions=True)`` (the
 default algorithm, SDCA, with its dual state), the same with ``store_dtype="float32"``,
-the same on a generator of the items (``crfsdca-stream``), and the same on a
-``crfsdca.Corpus`` of them made by an earlier process (``crfsdca-corpus``: the items
+with ``dual_store="compact"`` (``crfsdca-compact``), on a generator of the items
+(``crfsdca-stream``), and on a ``crfsdca.Corpus`` of them made by an earlier process
+(``crfsdca-corpus``, and ``crfsdca-compact-corpus`` with the compact store: the items
 never in the measured process, their encoding read from its file); sklearn-crfsuite:
 ``CRF(algorithm='lbfgs', c1=0.1, c2=0.1, max_iterations=100,
 all_possible_transitions=True)``. Memory does not depend on the
@@ -90,6 +91,11 @@ FITS = {
     "crfsdca": LISTS + "from crfsdca import CRF\nfit = " + CALL.format(extra="") + ".fit(X, y)",
     "crfsdca-float32": LISTS + "from crfsdca import CRF\nfit = " + CALL.format(
         extra=", store_dtype='float32'") + ".fit(X, y)",
+    "crfsdca-compact": LISTS + "from crfsdca import CRF\nfit = " + CALL.format(
+        extra=", dual_store='compact'") + ".fit(X, y)",
+    "crfsdca-compact-corpus": ("items = 0\nfrom crfsdca import CRF, Corpus\nfit = "
+                               + CALL.format(extra=", dual_store='compact'")
+                               + ".fit(Corpus(sys.argv[3]))"),
     "crfsdca-stream": ("items = 0\nfrom crfsdca import CRF\nfit = "
                        + CALL.format(extra="") + ".fit(pairs())"),
     "crfsdca-corpus": ("items = 0\nfrom crfsdca import CRF, Corpus\nfit = "
@@ -124,7 +130,7 @@ def prelude() -> str:
 def measure(name: str, tool: str, limit: int) -> dict:
     with tempfile.TemporaryDirectory() as folder:
         given = [name, str(limit), folder]
-        if tool == "crfsdca-corpus":
+        if tool.endswith("-corpus"):
             subprocess.run([sys.executable, "-c", prelude() + CORPUS, *given], check=True,
                            capture_output=True)
         out = subprocess.run([sys.executable, "-c", prelude() + FITS[tool] + REPORT, *given],

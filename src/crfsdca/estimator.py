@@ -243,6 +243,14 @@ class CRF(BaseEstimator):
         the operating system, rather than in memory (None: in memory, unless they
         would not fit there); the same model either way. The file is removed as soon
         as it is made, so nothing is left behind.
+    dual_store : {"compact", "exact"}, default None
+        ``sdca``: ``"compact"`` keeps each sequence's pairwise marginals summed and a
+        lower bound of its entropy in place of every edge's pairwise marginals (CoNLL-2000:
+        a store of 72 MB in place of 823), the step maximizing the dual with that bound;
+        the gap stays a certificate. ``"exact"`` is the paper's store (what
+        ``store_dtype="float32"``, transition attributes and ``batch_size`` > 1 need).
+        None: ``"compact"``, or ``"exact"`` with transition attributes or a
+        ``batch_size`` > 1.
     store_window : float, default None
         ``sdca``: MiB of the stored marginals the draws keep to at a time (consecutive
         sequences drawn among themselves, one draw each, then the next ones), so that a
@@ -336,7 +344,8 @@ class CRF(BaseEstimator):
                  sampler=None,
                  non_uniformity=None,
                  line_search=None, line_search_start=None, subprecision=None, step_size=None,
-                 refresh_every=None, store_dtype=None, store_dir=None, store_window=None,
+                 refresh_every=None, store_dtype=None, store_dir=None, dual_store=None,
+                 store_window=None,
                  window_spill=None, init_c=None, catalyst=None,
                  catalyst_floor=None, batch_size=None, sag_lipschitz_init=None, sag_decrease=None,
                  sag_decrease_guarded=None, sag_first_visit=None, sag_step_rule=None,
@@ -387,6 +396,7 @@ class CRF(BaseEstimator):
         self.refresh_every = refresh_every
         self.store_dtype = store_dtype
         self.store_dir = store_dir
+        self.dual_store = dual_store
         self.store_window = store_window
         self.window_spill = window_spill
         self.init_c = init_c
@@ -534,6 +544,10 @@ class CRF(BaseEstimator):
         attributes, edge_names, train, zero_entries = self._split_transitions(
             attributes, train, zero_entries, continuing)
         A, K, E = len(attributes), len(labels), len(edge_names)
+        if E and self.dual_store is None and config.options.get("dual_store") == "compact":
+            # transition attributes need every edge's pairwise marginals: the default store
+            # is the exact one for them
+            config = config.spec.configure({**config.options, "dual_store": "exact"})
         sampled, train = train, fit_weights(train, labels.strings(), self.class_weight)
         if train.n_dense and self.save_dual:
             raise ConfigError("save_dual: a dual file does not hold array attributes (a "
@@ -722,6 +736,8 @@ class CRF(BaseEstimator):
         """How a fit by ``algorithm`` runs with these parameters."""
         params = self.get_params(deep=False)
         given = {k: params[k] for k in SOLVER_PARAMETERS}
+        if given.get("dual_store") is None and (given.get("batch_size") or 1) > 1:
+            given["dual_store"] = "exact"  # the default store for mini-batches
         own_epsilon = any(o.crfsuite == "epsilon" for o in SOLVERS[algorithm].options)
         if own_epsilon:  # the solver's own test is CRFsuite's epsilon (L-BFGS)
             given["epsilon"] = self.epsilon

@@ -166,8 +166,11 @@ def check_dual(state, context: Context) -> None:
     seq = state_sequences(state)
     validate_sequences(seq, n_labels=K, n_attributes=A)
     n, N = seq.n_sequences, seq.n_tokens
-    assert state["mu_unary"].shape == (N * K,) and state["mu_pair"].shape == ((N - n) * K * K,)
+    h = state.get("entropies")  # the compact store's: a pairwise sum and a bound a sequence
+    pairs = N - n if h is None else n
+    assert state["mu_unary"].shape == (N * K,) and state["mu_pair"].shape == (pairs * K * K,)
     assert np.isfinite(state["mu_unary"]).all() and np.isfinite(state["mu_pair"]).all()
+    assert h is None or (h.shape == (n,) and np.isfinite(h).all() and (h >= 0).all())
     assert np.asarray(state["digests"]).shape == (n, 16)
 
 

@@ -36,7 +36,7 @@ def pairs():
         yield ([{"w": f"t{t}", "n": f"n{z}"} for t, z in zip(tags, noise)],
                [f"L{t}" for t in tags])
 
-crf = CRF(c2=1.0, random_state=0).fit(pairs())
+crf = CRF(c2=1.0, random_state=0, dual_store="exact").fit(pairs())
 last = crf.training_log_[-1]
 try:  # a float32 store in memory, after the fit: refused by the limit?
     store = np.ones(38000 * 40 * 40, dtype=np.float32)

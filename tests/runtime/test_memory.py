@@ -234,7 +234,7 @@ def test_lbfgs_s_estimate_counts_the_feature_set_it_works_on(problem):
 
 def _store_needs(tmp_path):
     """Tiny training items and what the default SDCA fit on them needs (train_bytes) with
-    its float64 store, a float32 store, and a store in a file of ``tmp_path``."""
+    its exact float64 store, a float32 store, and a store in a file of ``tmp_path``."""
     from crfsdca.cli.precompile import tiny_data
     from crfsdca.data.items import Vocabulary, encode
     from crfsdca.training.learn import make_problem, solver_config
@@ -244,8 +244,8 @@ def _store_needs(tmp_path):
     seq = encode(X, y, Vocabulary(), Vocabulary(), grow=True).seq
     sizes = memory.DataSizes.of_problem(make_problem(
         seq, int(seq.attr_indices.max()) + 1, len(labels), labels, 0.1, radii=False))
-    return (X, y, *(solver_config("sdca", options).train_bytes(sizes) for options in (
-        {}, {"store_dtype": "float32"}, {"store_dir": str(tmp_path)})))
+    return (X, y, *(solver_config("sdca", {"dual_store": "exact", **options}).train_bytes(
+        sizes) for options in ({}, {"store_dtype": "float32"}, {"store_dir": str(tmp_path)})))
 
 
 def test_the_default_fit_shrinks_its_store_to_fit_and_says_so(monkeypatch, tmp_path):
@@ -260,27 +260,28 @@ def test_the_default_fit_shrinks_its_store_to_fit_and_says_so(monkeypatch, tmp_p
     assert on_disk < narrow < wide
     monkeypatch.setattr(memory, "available", lambda: ((wide + narrow) // 2, "test limit"))
     with pytest.warns(RuntimeWarning, match="store_dtype='float32' so that the state fits"):
-        crf = CRF(c2=0.1, max_iterations=2).fit(X, y)
+        crf = CRF(c2=0.1, max_iterations=2, dual_store="exact").fit(X, y)
     assert crf.training_log_.method["store_dtype"] == "float32"
     assert crf.training_log_.method["store_dir"] is None
     with pytest.warns(RuntimeWarning, match="store_dir='.+' so that the state fits"):
-        wide_paged = CRF(c2=0.1, max_iterations=2, store_dtype="float64").fit(X, y)
+        wide_paged = CRF(c2=0.1, max_iterations=2, dual_store="exact",
+                         store_dtype="float64").fit(X, y)
     assert wide_paged.training_log_.method["store_dtype"] == "float64"
     monkeypatch.setattr(memory, "available", lambda: ((on_disk + narrow) // 2, "test limit"))
     with pytest.warns(RuntimeWarning, match="store_dtype='float32', store_dir='.+' so that"):
-        paged = CRF(c2=0.1, max_iterations=2).fit(X, y)
+        paged = CRF(c2=0.1, max_iterations=2, dual_store="exact").fit(X, y)
     assert np.array_equal(paged.model_.weights, crf.model_.weights)
     monkeypatch.setattr(memory, "available",
                         lambda: (on_disk + (narrow - on_disk) // 10, "test limit"))
     with pytest.warns(RuntimeWarning, match="store_dir=.+: SDCA's draws outside its "
                                             "windows"):
-        CRF(c2=0.1, max_iterations=2).fit(X, y)
+        CRF(c2=0.1, max_iterations=2, dual_store="exact").fit(X, y)
     with pytest.raises(ResourceError, match="missing: cannot make a file there"):
-        CRF(c2=0.1, max_iterations=2, store_dtype="float32",
+        CRF(c2=0.1, max_iterations=2, dual_store="exact", store_dtype="float32",
             store_dir=str(tmp_path / "missing")).fit(X, y)
     monkeypatch.setattr(memory, "available", lambda: (on_disk // 2, "test limit"))
     with pytest.raises(ResourceError, match="more than the"):
-        CRF(c2=0.1, max_iterations=2).fit(X, y)
+        CRF(c2=0.1, max_iterations=2, dual_store="exact").fit(X, y)
 
 
 @pytest.mark.parametrize("files", [
@@ -298,6 +299,31 @@ def test_a_cgroup_leaves_its_limit_less_what_it_cannot_take_back(monkeypatch, fi
     assert memory._cgroup_room() == 1000 - 900 + 300
 
 
+def test_the_compact_store_shrinks_to_a_file_only(monkeypatch, tmp_path):
+    """The default (compact) store has no float32 form: where it would not fit, the fit
+    puts it in a file, float64 kept, the same model."""
+    from crfsdca import CRF
+    from crfsdca.cli.precompile import tiny_data
+    from crfsdca.data.items import Vocabulary, encode
+    from crfsdca.training.learn import make_problem, solver_config
+
+    X, y = tiny_data(50)
+    labels = sorted({t for s in y for t in s})
+    seq = encode(X, y, Vocabulary(), Vocabulary(), grow=True).seq
+    sizes = memory.DataSizes.of_problem(make_problem(
+        seq, int(seq.attr_indices.max()) + 1, len(labels), labels, 0.1, radii=False))
+    wide, on_disk = (solver_config("sdca", options).train_bytes(sizes) for options in (
+        {"dual_store": "compact"}, {"dual_store": "compact", "store_dir": str(tmp_path)}))
+    assert on_disk < wide
+    in_memory = CRF(c2=0.1, max_iterations=2).fit(X, y)
+    monkeypatch.setattr(memory, "available", lambda: ((wide + on_disk) // 2, "test limit"))
+    with pytest.warns(RuntimeWarning, match="store_dir='.+' so that the state fits"):
+        paged = CRF(c2=0.1, max_iterations=2).fit(X, y)
+    assert paged.training_log_.method["store_dtype"] == "float64"
+    assert paged.training_log_.method["dual_store"] == "compact"
+    assert np.array_equal(paged.model_.weights, in_memory.model_.weights)
+
+
 def test_max_memory_bounds_the_fit_like_a_limit(monkeypatch, tmp_path, capsys):
     """``max_memory`` is one more limit, less what the process holds: a budget between
     the float32 and float64 stores' needs gives the float32 store, one between the store
@@ -313,13 +339,15 @@ def test_max_memory_bounds_the_fit_like_a_limit(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(memory, "_status_bytes",  # the process holds nothing: exact rooms
                         lambda field: 0 if field == "VmRSS" else real(field))
     with pytest.warns(RuntimeWarning, match="store_dtype='float32' so that the state fits"):
-        crf = CRF(c2=0.1, max_iterations=2, max_memory=(wide + narrow) // 2).fit(X, y)
+        crf = CRF(c2=0.1, max_iterations=2, dual_store="exact",
+                  max_memory=(wide + narrow) // 2).fit(X, y)
     assert crf.training_log_.method["store_dtype"] == "float32"
     with pytest.warns(RuntimeWarning, match="store_dir='.+' so that the state fits"):
-        paged = CRF(c2=0.1, max_iterations=2, max_memory=str((on_disk + narrow) // 2)).fit(X, y)
+        paged = CRF(c2=0.1, max_iterations=2, dual_store="exact",
+                    max_memory=str((on_disk + narrow) // 2)).fit(X, y)
     assert np.array_equal(paged.model_.weights, crf.model_.weights)
     with pytest.raises(ResourceError, match=r"left \(max_memory\)"):
-        CRF(c2=0.1, max_iterations=2, max_memory=on_disk // 2).fit(X, y)
+        CRF(c2=0.1, max_iterations=2, dual_store="exact", max_memory=on_disk // 2).fit(X, y)
     assert memory.available()[1] != "max_memory"
     monkeypatch.setattr(memory, "_status_bytes", real)
     for bad in ("lots", 0, -5, True):

@@ -273,6 +273,8 @@ def save_dual(path: str | os.PathLike, state: dict, model: Model) -> Path:
                        model_checksum=model.checksum)
         for key in DUAL_ARRAYS:
             f.create_dataset(key, data=np.asarray(state[key]))
+        if state.get("entropies") is not None:  # the compact store's entropy bounds
+            f.create_dataset("entropies", data=np.asarray(state["entropies"], np.float64))
     return path
 
 
@@ -296,6 +298,7 @@ def _read_dual(path: Path) -> tuple[dict, str | None]:
     """The arrays and sizes of a dual state file, and the checksum of its model."""
     with _reading(path, DUAL_FORMAT, DUAL_FORMAT_VERSION) as f:
         state = {k: _array(f, k, path, ndim=2 if k == "digests" else 1) for k in DUAL_ARRAYS}
+        state["entropies"] = _array(f, "entropies", path) if "entropies" in f else None
         state.update(n_attributes=_integer(_attr(f, "n_attributes", path), "n_attributes",
                                            path),
                      n_labels=_integer(_attr(f, "n_labels", path), "n_labels", path),
@@ -338,11 +341,17 @@ def _check_dual(path: Path, state: dict, model: Model) -> None:
         values = state["attr_values"]
         if len(values) not in (0, len(indices)) or not np.all(np.isfinite(values)):
             problems.append("attribute values")
-        if len(state["mu_unary"]) != N * K or len(state["mu_pair"]) != (N - n) * K * K:
+        h = state.get("entropies")
+        pairs = (N - n) if h is None else n  # every edge's tables, or a sum per sequence
+        if len(state["mu_unary"]) != N * K or len(state["mu_pair"]) != pairs * K * K \
+                or (h is not None and h.shape != (n,)):
             problems.append("dual marginals' sizes")
         elif not (np.all(np.isfinite(state["mu_unary"]))
                   and np.all(np.isfinite(state["mu_pair"]))):
             problems.append("dual marginals (not finite)")
+        elif h is not None and not (h.dtype.kind == "f" and np.all(np.isfinite(h))
+                                    and np.all(h >= 0)):
+            problems.append("entropy bounds")
         if state["digests"].shape != (n, 16):
             problems.append("sequence digests")
     if problems:

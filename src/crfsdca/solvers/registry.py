@@ -115,6 +115,12 @@ SDCA_OPTIONS = OptionTable("sdca", [
     Option("refresh_every", float, 0.0, "recompute every stored gap every this many epochs "
            "(0: never)", bounds="[0, inf)", label="refresh={value}"),
     STORE_DTYPE,
+    Option("dual_store", str, "exact", "exact: every edge's pairwise marginals, the paper's "
+           "store and line search; compact: each sequence's pairwise marginals summed and a "
+           "lower bound of its entropy, n K^2 in place of (N - n) K^2 floats, the step "
+           "maximizing the dual with that bound (math.md section 5.6; the gap stays a "
+           "certificate)", choices=("exact", "compact"), label="store={value}",
+           crfsuite_default="compact"),
     Option("init_c", float, 10.0, "constant c of the smoothed-Dirac initialization "
            "(math.md section 5.1)",
            bounds="[0, inf)"),
@@ -330,7 +336,8 @@ def _sdca_state(o: Mapping, s) -> dict[str, int]:
     out = {"weights": s.dim * F64, "per_sequence": 4 * s.n * F64}
     if o.get("store_dir") is None:  # else a file's: the page cache's, not the process's
         out["marginals_unary"] = s.N * s.K * it
-        out["marginals_pairwise"] = (s.N - s.n) * s.K**2 * it
+        pairs = s.n if o.get("dual_store") == "compact" else s.N - s.n
+        out["marginals_pairwise"] = pairs * s.K**2 * it
     if o.get("catalyst"):
         out["catalyst_points"] = 2 * s.dim * F64
     return out
@@ -403,6 +410,7 @@ class Shrink:
     value: object  # None: "a smaller value"
     effect: str
     chosen: Callable[[], object] | None = None  # the value a run takes (``value`` names it)
+    applies: Callable[[Mapping], bool] | None = None  # to a run of these options (None: all)
 
     def taken(self):
         """The value a run that shrinks takes (None: none it could choose)."""
@@ -527,7 +535,8 @@ class SolverConfig:
         problem; none where nothing changes."""
         out, changes = [], {}
         for w in self.spec.shrink:
-            value = w.taken() if w.option in names else None
+            usable = w.option in names and (w.applies is None or w.applies(self.options))
+            value = w.taken() if usable else None
             if value is not None and self.options.get(w.option) != value:
                 changes[w.option] = value
                 out.append(self.spec.configure({**self.options, **changes}))
@@ -574,7 +583,8 @@ with c1 = 0; 3.7 on Dutch NER), its state (3) and sequence index included (the s
 file): 3 leaves a vector and more to spare, where the generic count (8) refused fits that
 would train under a limit."""
 
-_STORE_DTYPE_SHRINK = Shrink("store_dtype", "float32", "halves the stored marginals")
+_STORE_DTYPE_SHRINK = Shrink("store_dtype", "float32", "halves the stored marginals",
+                             applies=lambda o: o.get("dual_store") != "compact")
 _STORE_DIR_SHRINK = Shrink("store_dir", "DIR", "keeps the stored marginals in a file there",
                            chosen=tempfile.gettempdir)
 

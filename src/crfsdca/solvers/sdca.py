@@ -21,6 +21,12 @@ from ..runtime.jit import aligned_empty, aligned_zeros, dot, line_zeros, stream_
 from ..runtime.threads import run_parallel
 from .base import Problem, Solver
 from .catalyst import CatalystLoop, kappa_ratio
+from .compact_store import (
+    compact_dirac_start,
+    compact_from_exact,
+    compact_store,
+    compact_weights,
+)
 from .index import max_distinct_attributes, max_distinct_edge_attributes, sequence_index
 from .minibatch import batch_run, make_batch, make_step_buffers
 from .registry import SDCA_OPTIONS, store_window_mib
@@ -82,6 +88,40 @@ def active_members(weights: np.ndarray) -> np.ndarray:
     return np.flatnonzero(weights > 0).astype(np.int64)
 
 
+def _check_compact(options, n_edges: int) -> None:
+    """ConfigError unless the compact store can run with these options."""
+    refused = [what for what, bad in (
+        ("transition attributes (their edges need every edge's pairwise marginals)", n_edges),
+        ("store_dtype float32", options["store_dtype"] != "float64"),
+        ("batch_size > 1", options["batch_size"] > 1)) if bad]
+    if refused:
+        raise ConfigError(f"sdca: dual_store 'compact' does not run with {refused[0]} yet: "
+                          "dual_store 'exact'")
+
+
+def _compact_start(p: Problem, options, initial):
+    """The compact store, w_hat and the entropies a run starts from: the smoothed Dirac,
+    or a kept dual state (a compact one: unary, pairwise sums, entropy bounds; or an exact
+    one's marginals, summed, with their exact entropies)."""
+    K, where = p.n_labels, options["store_dir"]
+    if initial is None:
+        return compact_dirac_start(p.train, p.n_attributes, K, p.lam, p.feature_mask,
+                                   c=options["init_c"], directory=where)
+    if len(initial) == 2:
+        mu_unary, mu_pair, entropies = compact_from_exact(p.train, K, *initial, where)
+    else:
+        mu_unary, mu_pair, entropies = compact_store(p.train, K, where)
+        store = (mu_unary, mu_pair, entropies)
+        if tuple(map(len, initial)) != tuple(map(len, store)):
+            raise ValueError(f"an initial compact state of sizes {tuple(map(len, initial))}; "
+                             f"the training set needs {tuple(map(len, store))}")
+        for mine, given in zip(store, initial, strict=True):
+            mine[:] = given
+    v = compact_weights(mu_unary, mu_pair, p.train, p.n_attributes, K, p.lam,
+                        p.feature_mask)
+    return mu_unary, mu_pair, v, entropies
+
+
 class SDCA(Solver):
     """Stochastic dual coordinate ascent on the CRF dual (marginal parametrization).
 
@@ -94,8 +134,9 @@ class SDCA(Solver):
     from 1 overshoots and diverges on every dataset; ``fixed``: ``step_size``, or the
     theoretical step if None; ``golden``), ``refresh_every`` (recompute every stored gap
     every that many epochs, 0: never), ``store_dtype`` (float64 or float32 storage of the
-    dual marginals), ``init_c`` (the constant c of the smoothed-Dirac initialization,
-    ``math.md`` section 5.1), ``catalyst`` (kappa / lambda of Catalyst's outer loop,
+    dual marginals), ``dual_store`` (``exact`` or ``compact``, :mod:`.compact_store`),
+    ``init_c`` (the constant c of the smoothed-Dirac initialization, ``math.md`` section
+    5.1), ``catalyst`` (kappa / lambda of Catalyst's outer loop,
     :mod:`.catalyst`; 0: the paper's SDCA) and ``catalyst_floor`` (the least kappa n).
     ``initial_marginals`` continue a dual state; with Catalyst, ``initial_weights`` are
     the weights the run that left it ended at, where this one restarts (without Catalyst
@@ -125,7 +166,11 @@ class SDCA(Solver):
             raise ConfigError("sdca: the elastic net (c1 > 0) with transition attributes is "
                               "not offered yet: c1 = 0, or algorithm 'lbfgs'")
         dtype, where = np.dtype(o["store_dtype"]), o["store_dir"]
-        if initial_marginals is None:  # the store, w_hat and the entropies
+        self.compact = o["dual_store"] == "compact"
+        if self.compact:
+            _check_compact(o, E)
+            mu_unary, mu_pair, v, entropies = _compact_start(p, o, initial_marginals)
+        elif initial_marginals is None:  # the store, w_hat and the entropies
             mu_unary, mu_pair, v, entropies = dirac_start(
                 p.train, p.n_attributes, K, p.lam, p.feature_mask, c=o["init_c"], dtype=dtype,
                 directory=where, n_edges=E,
@@ -156,7 +201,8 @@ class SDCA(Solver):
             lam_n=lam * n, method=LINE_SEARCH_CODES[o["line_search"]],
             tol=self.subprecision, fixed_step=self.step_size if self.step_size is not None
             else 1.0, exact_store=o["store_dtype"] == "float64",
-            midpoint=o["line_search_start"] == "midpoint", mask=p.mask, kappa=kappa)
+            midpoint=o["line_search_start"] == "midpoint", mask=p.mask, kappa=kappa,
+            compact=self.compact)
         self.state = SDCAState(w, v, mu_unary, mu_pair, entropies, line_zeros(3),
                                line_zeros(N_COUNTERS, np.int64), line_zeros(1))
         lipschitz = None if p.radii is None else lam + weighted_radii(p) / n
@@ -304,7 +350,7 @@ class SDCA(Solver):
         run_parallel([
             (lambda t=t: gap_values(s.w, p.n_attributes, p.n_labels, self.index, s,
                                     buffers[t], self.members, values, t, len(buffers),
-                                    REFRESH_CHUNK))
+                                    REFRESH_CHUNK, self.compact))
             for t in range(len(buffers))])
         record_gaps(s, self.sampler, values)
 
@@ -393,9 +439,12 @@ class SDCA(Solver):
         return self._round_gap if self._at_round_end() else self._mean_stored_gap()
 
     @property
-    def marginals(self) -> tuple[np.ndarray, np.ndarray]:
-        """The dual marginal store (unary, pairwise)."""
-        return self.state.mu_unary, self.state.mu_pair
+    def marginals(self) -> tuple[np.ndarray, ...]:
+        """The dual marginal store: (unary, pairwise), or the compact store's (unary,
+        pairwise sums, entropy bounds)."""
+        s = self.state
+        return (s.mu_unary, s.mu_pair, s.entropies) if self.compact else (s.mu_unary,
+                                                                          s.mu_pair)
 
     def phase_cycles(self) -> dict[str, int]:
         """Cycle-counter ticks spent so far in each phase of a step (sequential SDCA; a

@@ -59,6 +59,7 @@ from ..model.oracle import (
 )
 from ..model.stats import add_dense_outer, mask_direction
 from ..runtime.jit import NJIT, NJIT_FAST, cycles, prefetch_range
+from .compact_store import bound_line_search, chain_score_entropy, move_compact
 from .sampling import draw, record_gap
 from .sdca_linesearch import (
     FIXED,
@@ -119,6 +120,7 @@ class SDCAOptions(NamedTuple):
     midpoint: bool  # the paper's rtsafe from 0.5 instead of our regula-falsi start
     mask: np.ndarray  # the feature mask (uint8 per weight), empty: every weight
     kappa: float  # l1 / lam: the L1 threshold of the elastic net (0: ridge only)
+    compact: bool  # the compact store (:mod:`.compact_store`): pair sums, entropy bounds
 
 
 @njit(inline="always", **NJIT)
@@ -174,37 +176,54 @@ def _to_delta(mu, m0, nu, size, delta_sum, width):
 
 @njit(**NJIT)
 def _first_pass(mu_unary, u0, mu_pair, p0, nu_unary, nu_pair, T, K, delta_sum, scores, tw,
-                ow, logz, entropy, stride):
+                ow, logz, entropy, stride, rows):
     """Turn nu into delta = nu - mu in place; return the block gap D~(mu || nu).
 
     The gap comes from the Fenchel-Young identity of the chain,
     D~(mu || nu(w)) = log Z - E_mu[score] - H~(mu) (``math.md`` section 5.2), with
     ``entropy`` = H~(mu) kept by the solver and ``scores``, ``tw[ow:]`` the unary and
     transition log-potentials: no logarithm at all. ``delta_sum`` receives the pairwise
-    delta summed over edges.
+    delta summed over edges. The block holds ``rows`` pairwise tables (T - 1; one, their
+    sum, in the compact store).
     """
     KK = K * K
     for j in range(KK):
         delta_sum[j] = 0.0
-    gap = _block_gap(mu_unary, u0, mu_pair, p0, scores, tw, ow, T, K, logz, entropy, stride)
+    gap = _block_gap(mu_unary, u0, mu_pair, p0, scores, tw, ow, T, K, logz, entropy, stride,
+                     rows)
     if T > 1:
-        _to_delta(mu_pair, p0, nu_pair, (T - 1) * KK, delta_sum, KK)
+        _to_delta(mu_pair, p0, nu_pair, rows * KK, delta_sum, KK)
     _to_delta(mu_unary, u0, nu_unary, T * K, delta_sum, 0)
     return gap
 
 
 @njit(inline="always", **NJIT)
-def _block_gap(mu_unary, u0, mu_pair, p0, scores, tw, ow, T, K, logz, entropy, stride):
+def _block_gap(mu_unary, u0, mu_pair, p0, scores, tw, ow, T, K, logz, entropy, stride, rows):
     """D~(mu || nu(w)) = log Z - E_mu[score] - H~(mu) of a block (clipped at 0): its
-    unary marginals against ``scores``, its pairwise tables against the transition
-    log-potentials ``tw[ow + t * stride:]``; log Z alone stands for nu(w)."""
+    unary marginals against ``scores``, its ``rows`` pairwise tables against the
+    transition log-potentials ``tw[ow + t * stride:]``; log Z alone stands for nu(w).
+    (With the compact store, ``entropy`` is a lower bound of H~(mu): the gap bounds the
+    block's from above.)"""
     score = sum_products(mu_unary, u0, scores, 0, T * K)
     if T > 1:
         if stride == 0:
-            score += _pair_scores(mu_pair, p0, T - 1, K * K, tw, ow)
+            score += _pair_scores(mu_pair, p0, rows, K * K, tw, ow)
         else:
-            score += _edge_pair_scores(mu_pair, p0, T - 1, K * K, tw, ow, stride)
+            score += _edge_pair_scores(mu_pair, p0, rows, K * K, tw, ow, stride)
     return max(logz - score - entropy, 0.0)
+
+
+@njit(inline="always", **NJIT)
+def pair_rows(T, compact):
+    """The pairwise tables of a block of T tokens: one per edge, or in the compact store
+    one (their sum), none for T = 1."""
+    return 0 if T < 2 else 1 if compact else T - 1
+
+
+@njit(inline="always", **NJIT)
+def pair_start(start, i, K, compact):
+    """Where sequence i's pairwise tables start in the store (its tokens from ``start``)."""
+    return i * K * K if compact else (start - i) * K * K
 
 
 @njit(**NJIT)
@@ -466,22 +485,25 @@ def _read_potentials(w, n_attr, K, idx, i, buf):
 
 
 @njit(inline="always", **NJIT)
-def _chain(buf, T, K, tmax, stride):
+def _chain(buf, T, K, tmax, stride, sum_pairs):
     """log Z of the chain of the unary scores ``buf.ws.scores`` and the transition weights
     ``buf.w_trans`` (exp(W - tmax) in ``buf.ws.trans``; a table per edge at ``stride``),
-    its marginals nu in the workspace's unary and pair."""
+    its marginals nu in the workspace's unary and pair (with ``sum_pairs``, the pairwise
+    ones summed over the edges)."""
     if stride == 0:
-        return chain_marginals(buf.ws, T, K, buf.w_trans, 0, tmax, 0.0, NO_LABELS, 0, False)[0]
+        return chain_marginals(buf.ws, T, K, buf.w_trans, 0, tmax, 0.0, NO_LABELS, 0,
+                               sum_pairs)[0]
     return strided_marginals(buf.ws, T, K, buf.w_trans, 0, tmax, 0.0, NO_LABELS, 0, False,
                              stride)[0]
 
 
 @njit(inline="always", **NJIT)
-def _oracle(w, n_attr, K, idx, st, buf, i, u0, p0, T, l1):
+def _oracle(w, n_attr, K, idx, st, buf, i, u0, p0, T, l1, compact=False):
     """Phase ``oracle``: nu_i(w) into the workspace; returns log Z. Meanwhile the block
     of the marginal store comes from memory, and with the elastic net (``l1``) the rows
-    of v the direction's split reads (v is another array than w then)."""
-    prefetch_range(st.mu_pair, p0, p0 + (T - 1) * K * K)
+    of v the direction's split reads (v is another array than w then). ``compact``: the
+    pairwise marginals summed over the edges, as the compact store keeps them."""
+    prefetch_range(st.mu_pair, p0, p0 + pair_rows(T, compact) * K * K)
     prefetch_range(st.mu_unary, u0, u0 + T * K)
     if l1:
         for r in range(idx.uniq_ptr[i], idx.uniq_ptr[i + 1]):
@@ -489,18 +511,20 @@ def _oracle(w, n_attr, K, idx, st, buf, i, u0, p0, T, l1):
             prefetch_range(st.v, base, base + K)
     unary_scores(w, n_attr, K, idx, i, buf.ws.scores)
     tmax = _read_potentials(w, n_attr, K, idx, i, buf)
-    logz = _chain(buf, T, K, tmax, _stride(idx, K))
+    logz = _chain(buf, T, K, tmax, _stride(idx, K), compact)
     st.counters[ORACLE] += 1
     return logz
 
 
 @njit(inline="always", **NJIT)
-def _gap(st, buf, i, u0, p0, T, K, logz, stride):
+def _gap(st, buf, i, u0, p0, T, K, logz, stride, rows=-1):
     """Phase ``gap``: the block gap of sequence i (:func:`_first_pass`), the workspace's
-    nu_i turned into delta = nu_i - mu_i."""
+    nu_i turned into delta = nu_i - mu_i (``rows``: the block's pairwise tables, -1 for
+    the exact store's T - 1)."""
     ws = buf.ws
     return _first_pass(st.mu_unary, u0, st.mu_pair, p0, ws.unary, ws.pair, T, K, buf.v_trans,
-                       ws.scores, buf.w_trans, 0, logz, st.entropies[i], stride)
+                       ws.scores, buf.w_trans, 0, logz, st.entropies[i], stride,
+                       T - 1 if rows < 0 else rows)
 
 
 @njit(inline="always", **NJIT)
@@ -544,7 +568,10 @@ def _update(w, idx, st, buf, blk, d_unary, d_pair, gamma, h_ls, h_old, opt, weig
     i, u0, p0, T, K, n_attr = blk.i, blk.u0, blk.p0, blk.T, blk.K, blk.n_attr
     lam_n = blk.lam_n
     wv, vv = blk.wv, blk.vv
-    if opt.exact_store and not np.isnan(h_ls):
+    if opt.compact:  # the bound the line search maximized, at its step
+        h_new = h_ls
+        move_compact(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, gamma)
+    elif opt.exact_store and not np.isnan(h_ls):
         h_new = h_ls
         _move_dual(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, gamma)
     elif opt.exact_store:
@@ -561,7 +588,11 @@ def _update(w, idx, st, buf, blk, d_unary, d_pair, gamma, h_ls, h_old, opt, weig
     else:
         q_change = quadratic(blk, buf, gamma)[2]
         gain = (h_new - h_old) - lam_n * q_change
-    if gain < 0.0 and refuses_losses(opt):
+    if gain < 0.0 and opt.compact:  # rounding: the bound's search never lowers it
+        move_compact(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, -gamma)
+        h_new = h_old
+        gamma = 0.0
+    elif gain < 0.0 and refuses_losses(opt):
         # rounding near a root at 0: the exact line search never lowers the dual
         h_new = _apply_dual(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K,
                             -gamma)
@@ -596,10 +627,12 @@ def sdca_step(i, w, n_attr, K, idx, st, buf, opt):
     start = idx.offsets[i]
     T = idx.offsets[i + 1] - start
     u0 = start * K
-    p0 = (start - i) * K * K
-    logz = _oracle(w, n_attr, K, idx, st, buf, i, u0, p0, T, opt.kappa != 0.0)
+    p0 = pair_start(start, i, K, opt.compact)
+    logz = _oracle(w, n_attr, K, idx, st, buf, i, u0, p0, T, opt.kappa != 0.0, opt.compact)
     c_oracle = cycles()
-    gap = _gap(st, buf, i, u0, p0, T, K, logz, _stride(idx, K))
+    h_nu = chain_score_entropy(ws, buf.w_trans, T, K, logz) if opt.compact else 0.0
+    gap = _gap(st, buf, i, u0, p0, T, K, logz, _stride(idx, K),
+               pair_rows(T, opt.compact))
     d_unary = ws.unary
     d_pair = ws.pair
     c_gap = cycles()
@@ -607,7 +640,11 @@ def sdca_step(i, w, n_attr, K, idx, st, buf, opt):
                      lam_n)
     c_ls = cycles()
     h_old = st.entropies[i]
-    gamma, evals, h_ls = line_search(blk, st, idx, buf, d_unary, d_pair, gap, h_old, opt)
+    if opt.compact:
+        gamma, evals, h_ls = bound_line_search(blk, buf, st.mu_unary, d_unary, h_old, h_nu,
+                                               opt.tol)
+    else:
+        gamma, evals, h_ls = line_search(blk, st, idx, buf, d_unary, d_pair, gap, h_old, opt)
     c_end_ls = cycles()
     if gamma != 0.0:
         gamma = _update(w, idx, st, buf, blk, d_unary, d_pair, gamma, h_ls, h_old, opt,
@@ -639,11 +676,11 @@ def sdca_run(n_steps, w, n_attr, K, idx, st, buf, sampler, rng, opt, members):
 
 
 @njit(**NJIT)
-def gap_values(w, n_attr, K, idx, st, buf, members, out, first, stride, chunk):
+def gap_values(w, n_attr, K, idx, st, buf, members, out, first, stride, chunk, compact):
     """out[j] = the gap of sequence members[j] at w, for the j of chunks first,
     first + stride, ... of ``chunk`` members each: one thread's share of a refresh. The
     Fenchel-Young identity of :func:`_first_pass` needs log Z alone, one forward pass
-    (the step's oracle also needs the marginals)."""
+    (the step's oracle also needs the marginals). ``compact``: the store's layout."""
     edges = _stride(idx, K)
     tmax = _read_transitions(w, n_attr, K, buf) if edges == 0 else 0.0
     n = len(members)
@@ -660,8 +697,9 @@ def gap_values(w, n_attr, K, idx, st, buf, members, out, first, stride, chunk):
             else:
                 logz = forward_logz(buf.ws, T, K, tmax, buf.w_trans, 0)
             out[j] = sequence_weight(idx, i) * _block_gap(
-                st.mu_unary, start * K, st.mu_pair, (start - i) * K * K, buf.ws.scores,
-                buf.w_trans, 0, T, K, logz, st.entropies[i], edges)
+                st.mu_unary, start * K, st.mu_pair, pair_start(start, i, K, compact),
+                buf.ws.scores, buf.w_trans, 0, T, K, logz, st.entropies[i], edges,
+                pair_rows(T, compact))
 
 
 @njit(**NJIT)

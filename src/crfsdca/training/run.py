@@ -17,6 +17,8 @@ import time
 import warnings
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..errors import ConfigError, ResourceError, Terminated
 from ..runtime import memory
 from ..runtime.threads import check_threads
@@ -105,13 +107,27 @@ def log_row(row: dict, n: int) -> dict:
     return out
 
 
-def _sound(row: dict, has_dual: bool) -> bool:
+def zero_objective(problem) -> float:
+    """P(0) = (1/n) sum_i c_i T_i log K: at w = 0 every labelling is as likely, and P* <=
+    P(0), so no certificate can put P(w) - P* below P(w) - P(0)."""
+    seq = problem.train
+    lengths = np.diff(np.asarray(seq.offsets, dtype=np.float64))
+    tokens = float(np.dot(seq.weights, lengths)) if seq.weighted else float(lengths.sum())
+    return tokens * math.log(problem.n_labels) / seq.n_sequences
+
+
+def _sound(row: dict, has_dual: bool, p_zero: float = math.inf) -> bool:
     """Whether a row's objective values can be true: P(w) finite and not negative (a sum
-    of log-losses and norms), the dual finite. A row that fails holds no digit of
-    information (overflow, or the cancellation of scores far beyond 1 / machine epsilon):
-    the run has diverged. (A dual above P by rounding is not a failure: a float32 store's
-    gap goes slightly negative near the optimum.)"""
+    of log-losses and norms), the dual finite, and its certificate g no smaller than
+    P(w) - P(0) (``p_zero``; P* <= P(0) <= P(w) - g otherwise). A row that fails holds
+    no digit of information (overflow, or the cancellation of scores far beyond 1 /
+    machine epsilon, which can leave a gap of 0 at a P(w) of 1e175): the run has
+    diverged. (A dual above P by rounding is not a failure: a float32 store's gap goes
+    slightly negative near the optimum.)"""
     primal = row["primal"]
+    cert = certificate(row)
+    if not math.isnan(cert) and primal - cert > p_zero * (1.0 + 1e-9) + 1e-12:
+        return False
     return math.isfinite(primal) and primal >= 0 and (not has_dual
                                                       or math.isfinite(row["dual"]))
 
@@ -183,6 +199,7 @@ def train(solver: Solver, monitor: Monitor, epochs: float, period: float = 1.0,
     check_schedule(epochs, period, time_limit, gap_tol)
     result = TrainResult()
     has_dual = type(solver).dual is not Solver.dual
+    p_zero = zero_objective(solver.problem)
     progress = progress or Progress(enabled=False)
     spe = solver.steps_per_epoch
     chunk = max(int(chunk_epochs * spe), 1)
@@ -197,7 +214,7 @@ def train(solver: Solver, monitor: Monitor, epochs: float, period: float = 1.0,
         row = monitor.row(solver, t_solver, epoch)
         result.rows.append(row)
         progress.update(row, epochs)
-        if not _sound(row, has_dual):
+        if not _sound(row, has_dual, p_zero):
             raise _Diverged
         if on_row is not None:
             on_row(solver, row)

@@ -4,7 +4,9 @@ A solver's registry entry says what it can continue from (``continues_from``): S
 its dual state, L-BFGS from a model's weights (:func:`start_point`).
 
 The dual state is the encoded training sequences, a digest of each, and SDCA's dual
-marginals. A new fit on a training set starts every sequence seen before (same digest:
+marginals (on the compact store: the unary ones, each sequence's pairwise sums and its
+entropy bound; a fit on the compact store continues an exact state too, its blocks
+summed). A new fit on a training set starts every sequence seen before (same digest:
 same attributes, weights and labels; each old sequence used at most once) from its kept
 dual block, and every new one from the smoothed Dirac of its gold labels; with CRFsuite's
 scale lambda n = 2 c2 does not depend on n, so the kept blocks stay valid when sequences
@@ -19,16 +21,21 @@ from __future__ import annotations
 import numpy as np
 
 from ..data.sequences import Sequences, make_sequences
+from ..errors import ConfigError
+from ..model.chain import chain_entropy
 from ..model.layout import WeightLayout
 from ..model.objective import dirac_marginals
+from ..solvers.compact_store import compact_dirac_start
 from ..solvers.registry import DualStart, SolverConfig
 
 
 def dual_state(train: Sequences, digests: list[bytes], marginals, n_attributes: int,
                n_labels: int, c2: float) -> dict:
-    """The dual state of a finished SDCA fit (see :mod:`crfsdca.model_file`)."""
-    mu_unary, mu_pair = marginals
-    return {"offsets": train.offsets, "labels": train.labels,
+    """The dual state of a finished SDCA fit (see :mod:`crfsdca.model_file`): its
+    marginals, and on the compact store the entropy bounds too."""
+    mu_unary, mu_pair = marginals[:2]
+    entropies = np.array(marginals[2], copy=True) if len(marginals) == 3 else None
+    return {"offsets": train.offsets, "labels": train.labels, "entropies": entropies,
             "attr_indptr": train.attr_indptr, "attr_indices": train.attr_indices,
             "attr_values": train.attr_values, "mu_unary": np.array(mu_unary, copy=True),
             "mu_pair": np.array(mu_pair, copy=True),
@@ -50,25 +57,63 @@ def state_digests(state: dict) -> list[bytes]:
     return [bytes(row) for row in np.asarray(state["digests"], dtype=np.uint8)]
 
 
+def _kept_blocks(digests: list[bytes], state: dict):
+    """(j, i) for each sequence j of a new fit that continues the kept block i (the same
+    digest, each kept block used once)."""
+    free: dict[bytes, list[int]] = {}
+    for i, d in enumerate(state_digests(state)):
+        free.setdefault(d, []).append(i)
+    for j, d in enumerate(digests):
+        slots = free.get(d)
+        if slots:
+            yield j, slots.pop()
+
+
+def initial_compact_store(train: Sequences, digests: list[bytes], state: dict | None,
+                          n_attributes: int, n_labels: int, init_c: float):
+    """The compact store (unary, pairwise sums, entropy bounds) a fit on ``train`` starts
+    from, and how many blocks it reused (from a compact state, or an exact one's blocks
+    summed, with their exact entropies)."""
+    K, KK = n_labels, n_labels * n_labels
+    mu_unary, mu_pair, _, entropies = compact_dirac_start(train, n_attributes, K, 1.0,
+                                                          c=init_c)
+    if state is None or int(state["n_labels"]) != K:
+        return (mu_unary, mu_pair, entropies), 0
+    old_off = np.asarray(state["offsets"])
+    old_u, old_p, old_h = state["mu_unary"], state["mu_pair"], state.get("entropies")
+    reused = 0
+    for j, i in _kept_blocks(digests, state):
+        s, t = int(old_off[i]), int(old_off[i + 1])
+        u, v = int(train.offsets[j]), int(train.offsets[j + 1])
+        mu_unary[u * K: v * K] = old_u[s * K: t * K]
+        if old_h is not None:
+            mu_pair[j * KK:(j + 1) * KK] = old_p[i * KK:(i + 1) * KK]
+            entropies[j] = old_h[i]
+        else:
+            pairs = np.asarray(old_p[(s - i) * KK: (t - i - 1) * KK], np.float64)
+            mu_pair[j * KK:(j + 1) * KK] = pairs.reshape(-1, KK).sum(axis=0)
+            entropies[j] = chain_entropy(np.asarray(old_u[s * K: t * K], np.float64), 0,
+                                         pairs, 0, t - s, K)
+        reused += 1
+    return (mu_unary, mu_pair, entropies), reused
+
+
 def initial_store(train: Sequences, digests: list[bytes], state: dict, n_labels: int,
                   init_c: float, dtype) -> tuple[tuple[np.ndarray, np.ndarray], int]:
     """The dual store a fit on ``train`` starts from, and how many blocks it reused."""
     K = n_labels
+    if state is not None and state.get("entropies") is not None:
+        raise ConfigError("this dual state was kept by a fit on the compact store, which "
+                          "keeps no pairwise marginals per edge: continue it with "
+                          "dual_store='compact'")
     mu_unary, mu_pair = dirac_marginals(train, K, c=init_c, dtype=np.dtype(dtype))
     if state is None or int(state["n_labels"]) != K:
         return (mu_unary, mu_pair), 0
     old_off = np.asarray(state["offsets"])
-    free: dict[bytes, list[int]] = {}
-    for i, d in enumerate(state_digests(state)):
-        free.setdefault(d, []).append(i)
     old_u, old_p = state["mu_unary"], state["mu_pair"]
     reused = 0
     KK = K * K
-    for j, d in enumerate(digests):
-        slots = free.get(d)
-        if not slots:
-            continue
-        i = slots.pop()
+    for j, i in _kept_blocks(digests, state):
         s, t = int(old_off[i]), int(old_off[i + 1])
         u, v = int(train.offsets[j]), int(train.offsets[j + 1])
         mu_unary[u * K: v * K] = old_u[s * K: t * K]
@@ -101,8 +146,12 @@ def start_point(config: SolverConfig, previous, state: dict | None,
                else grow_weights(previous, n_attributes, n_labels) * mask)
     if kind == "dual" and state is not None:
         opts = config.options
-        start, reused = initial_store(train, digests, state, n_labels, opts["init_c"],
-                                      opts["store_dtype"])
+        if opts.get("dual_store") == "compact":
+            start, reused = initial_compact_store(train, digests, state, n_attributes,
+                                                  n_labels, opts["init_c"])
+        else:
+            start, reused = initial_store(train, digests, state, n_labels, opts["init_c"],
+                                          opts["store_dtype"])
         if say is not None:
             say(f"continuing: {reused} of {train.n_sequences} sequences start from their "
                 f"kept dual blocks")
