@@ -4,18 +4,19 @@ Question: With the deterministic passes (and sequential SDCA, batch_size 1), how
     sooner than sklearn-crfsuite's tutorial call is `crfsdca.CRF`'s default fit on this
     machine's cores, and on one?
 Date: 2026-11-30
-Commit: 1148a5c for CoNLL-2000 (Dutch at 172e771, the same solvers), after the gradient's
-    buckets weighed by rows; c2 = 0.01 (issue 56) in runs/every_core_small_c2.json
+Commit: f9daa8e for CoNLL-2000 and for c2 = 0.01 (issue 56, runs/every_core_small_c2.json):
+    the compact dual store the default; Dutch at c2 >= 0.1 at 172e771 (the exact store)
 Answer: 2 cores, medians of 3 alternated fits, at (c1, c2) = (0, 0.1) / (0, 1) / (0.1,
-    0.1) / (0.1, 1). Dutch: the default fit 4.56x / 7.18x / 4.22x / 6.18x
+    0.1) / (0.1, 1). Dutch (172e771): the default fit 4.56x / 7.18x / 4.22x / 6.18x
     sklearn-crfsuite's tutorial call, one thread 4.11x / 6.60x / 3.85x / 5.75x, the
     tutorial's call unchanged (lbfgs) 3.43x / 3.64x / 3.44x / 3.49x, test F1 +1.8 / -0.04
-    / +0.2 / -0.02 points. CoNLL-2000: the default fit 3.19x / 5.08x / 2.70x / 4.29x, one
-    thread 2.92x / 4.66x / 2.51x / 4.03x, lbfgs 2.88x / 2.99x / 2.90x / 2.82x (was 2.72x /
-    2.91x / 2.69x / 2.72x at de10d3b), test F1 within 0.03 points. The objective lower in
-    every cell. (At 0203257 / 2269e67 on session 8's VM: Dutch 4.19x / 5.73x / 3.47x /
-    5.75x, CoNLL-2000 2.49x / 3.94x / 2.15x / 3.94x.) Table: docs/benchmarks.md ("The
-    default fit on every core"), from runs/every_core.json.
+    / +0.2 / -0.02 points. CoNLL-2000 (f9daa8e): the default fit 3.55x / 6.20x / 2.76x /
+    5.29x (3.19x / 5.08x / 2.70x / 4.29x on the exact store at 1148a5c), one thread 3.28x
+    / 5.79x / 2.57x / 4.95x, lbfgs 2.81x / 2.95x / 2.98x / 2.87x, test F1 within 0.01
+    points. The objective lower in every cell. At c2 = 0.01 (c1 = 0 / 0.1): Dutch 2.94x
+    / 2.43x on both cores, 2.73x / 2.30x on one; CoNLL-2000 2.59x / 1.50x and 2.40x /
+    1.38x. Table: docs/benchmarks.md ("The default fit on every core"), from
+    runs/every_core.json and runs/every_core_small_c2.json.
 
 Data: CoNLL-2002 Dutch NER with the tutorial's features and CoNLL-2000 chunking with
 CRFsuite's example features (``practitioner.load``). Cells: c1 in {0, 0.1} x c2 in

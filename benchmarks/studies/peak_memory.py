@@ -5,25 +5,26 @@ Question: How much memory does the default ``CRF()`` fit take, as a multiple of
     tutorial's features, CoNLL-2000 chunking) and on the vendored dataset with the largest
     dual state (the POS treebank sample, K = 45, CRFsuite's feature set)?
 Date: 2026-11-30
-Commit: bcac47f
-Answer: From lists, 1.68x on Dutch NER, 1.55x on Spanish NER, 2.46x on CoNLL-2000 and
-    5.78x on the POS sample (K = 45): SDCA's dual marginals (in memory when they fit) and
-    about 250 MiB of imports and kernels (sklearn's import, which sklearn-crfsuite pays
-    too, 132 of it); a float32 store takes 52-668 MiB off. On a generator of the same
-    items, never held whole: 1.21x, 1.19x, 2.17x and 5.67x; on a crfsdca.Corpus of them
-    made by an earlier process: 1.21x, 1.21x, 2.09x, 5.56x (the items gone; the marginal
-    store left). Table: docs/benchmarks.md ("Bigger than memory"), from
-    runs/peak_memory.json.
+Commit: f9daa8e (the compact dual store the default; crfsdca-exact: the store before)
+Answer: From lists, 1.44x on Dutch NER, 1.45x on Spanish NER, 1.48x on CoNLL-2000 and
+    2.31x on the POS sample (K = 45) with the compact store, the default; with the
+    paper's store 1.67x, 1.55x, 2.46x and 5.78x (a float32 store: 1.55x, 1.45x, 1.92x,
+    3.93x). On a generator of the same items, never held whole: 1.03x, 1.05x, 1.17x,
+    2.20x; on a crfsdca.Corpus of them made by an earlier process: 0.98x, 0.91x, 1.09x,
+    2.10x. What is left: about 250 MiB of imports and kernels (sklearn's import, which
+    sklearn-crfsuite pays too, 132 of it) and the dense layout's weight vectors. Table:
+    docs/benchmarks.md ("Bigger than memory"), from runs/peak_memory.json.
 
 Each fit runs in a fresh process (the items built there, then the fit), and the peak
 resident memory of that process (``ru_maxrss``) is read by the parent; the items alone
 (a process that builds them and stops) are measured too, so that the fit's own share is
 the difference. crfsdca: ``CRF(c1=0.1, c2=0.1, all_possible_transitions=True)`` (the
-default algorithm, SDCA, with its dual state), the same with ``store_dtype="float32"``,
-with ``dual_store="compact"`` (``crfsdca-compact``), on a generator of the items
+default algorithm, SDCA, with its dual state: the compact store since f9daa8e), the same
+with the paper's store (``crfsdca-exact``, ``dual_store="exact"``: the default before),
+with ``store_dtype="float32"`` (which takes the exact store), on a generator of the items
 (``crfsdca-stream``), and on a ``crfsdca.Corpus`` of them made by an earlier process
-(``crfsdca-corpus``, and ``crfsdca-compact-corpus`` with the compact store: the items
-never in the measured process, their encoding read from its file); sklearn-crfsuite:
+(``crfsdca-corpus``: the items never in the measured process, their encoding read from
+its file); sklearn-crfsuite:
 ``CRF(algorithm='lbfgs', c1=0.1, c2=0.1, max_iterations=100,
 all_possible_transitions=True)``. Memory does not depend on the
 machine's load, unlike seconds.
@@ -89,13 +90,10 @@ CALL = "CRF(c1=0.1, c2=0.1, all_possible_transitions=True{extra})"
 FITS = {
     "items": LISTS + "fit = None",
     "crfsdca": LISTS + "from crfsdca import CRF\nfit = " + CALL.format(extra="") + ".fit(X, y)",
+    "crfsdca-exact": LISTS + "from crfsdca import CRF\nfit = " + CALL.format(
+        extra=", dual_store='exact'") + ".fit(X, y)",
     "crfsdca-float32": LISTS + "from crfsdca import CRF\nfit = " + CALL.format(
         extra=", store_dtype='float32'") + ".fit(X, y)",
-    "crfsdca-compact": LISTS + "from crfsdca import CRF\nfit = " + CALL.format(
-        extra=", dual_store='compact'") + ".fit(X, y)",
-    "crfsdca-compact-corpus": ("items = 0\nfrom crfsdca import CRF, Corpus\nfit = "
-                               + CALL.format(extra=", dual_store='compact'")
-                               + ".fit(Corpus(sys.argv[3]))"),
     "crfsdca-stream": ("items = 0\nfrom crfsdca import CRF\nfit = "
                        + CALL.format(extra="") + ".fit(pairs())"),
     "crfsdca-corpus": ("items = 0\nfrom crfsdca import CRF, Corpus\nfit = "
@@ -130,7 +128,7 @@ def prelude() -> str:
 def measure(name: str, tool: str, limit: int) -> dict:
     with tempfile.TemporaryDirectory() as folder:
         given = [name, str(limit), folder]
-        if tool.endswith("-corpus"):
+        if tool == "crfsdca-corpus":
             subprocess.run([sys.executable, "-c", prelude() + CORPUS, *given], check=True,
                            capture_output=True)
         out = subprocess.run([sys.executable, "-c", prelude() + FITS[tool] + REPORT, *given],

@@ -249,8 +249,8 @@ class CRF(BaseEstimator):
         a store of 72 MB in place of 823), the step maximizing the dual with that bound;
         the gap stays a certificate. ``"exact"`` is the paper's store (what
         ``store_dtype="float32"``, transition attributes and ``batch_size`` > 1 need).
-        None: ``"compact"``, or ``"exact"`` with transition attributes or a
-        ``batch_size`` > 1.
+        None: ``"compact"``, or ``"exact"`` with transition attributes, a ``batch_size``
+        > 1 or ``store_dtype="float32"``.
     store_window : float, default None
         ``sdca``: MiB of the stored marginals the draws keep to at a time (consecutive
         sequences drawn among themselves, one draw each, then the next ones), so that a
@@ -736,8 +736,9 @@ class CRF(BaseEstimator):
         """How a fit by ``algorithm`` runs with these parameters."""
         params = self.get_params(deep=False)
         given = {k: params[k] for k in SOLVER_PARAMETERS}
-        if given.get("dual_store") is None and (given.get("batch_size") or 1) > 1:
-            given["dual_store"] = "exact"  # the default store for mini-batches
+        if given.get("dual_store") is None and ((given.get("batch_size") or 1) > 1
+                                                or given.get("store_dtype") == "float32"):
+            given["dual_store"] = "exact"  # the default store for what needs the exact one
         own_epsilon = any(o.crfsuite == "epsilon" for o in SOLVERS[algorithm].options)
         if own_epsilon:  # the solver's own test is CRFsuite's epsilon (L-BFGS)
             given["epsilon"] = self.epsilon

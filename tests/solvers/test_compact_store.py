@@ -127,13 +127,15 @@ def test_the_default_fit_on_the_compact_store_reaches_the_same_optimum():
 
 def test_the_default_store_and_what_the_compact_one_does_not_run_with():
     """The estimator's default is the compact store, the exact one where a fit needs
-    every edge's pairwise marginals (transition attributes) or runs mini-batches; asked
-    for by name, the compact store refuses them in one line."""
+    every edge's pairwise marginals (transition attributes), runs mini-batches or asks
+    for a float32 store; asked for by name, the compact store refuses them in one
+    line."""
     X, y = small_corpus(n=40, seed=2)
     assert crfsdca.CRF(max_iterations=2).fit(X, y).training_log_.method["dual_store"] == \
         "compact"
-    batched = crfsdca.CRF(max_iterations=2, batch_size=4).fit(X, y)
-    assert batched.training_log_.method["dual_store"] == "exact"
+    for params in ({"batch_size": 4}, {"store_dtype": "float32"}):
+        fit = crfsdca.CRF(max_iterations=2, **params).fit(X, y)
+        assert fit.training_log_.method["dual_store"] == "exact"
     Xe = [[{**item, "prev:" + str(t % 2): 1.0} for t, item in enumerate(s)] for s in X]
     edges = crfsdca.CRF(max_iterations=2, transition_prefix="prev:").fit(Xe, y)
     assert edges.training_log_.method["dual_store"] == "exact"

@@ -259,7 +259,10 @@ DUAL_ARRAYS = ("offsets", "labels", "attr_indptr", "attr_indices", "attr_values"
 
 
 def dual_bytes(state: dict) -> int:
-    return sum(np.asarray(state[k]).nbytes for k in DUAL_ARRAYS)
+    """The bytes of a dual state's arrays (the compact store's entropy bounds included)."""
+    extra = state.get("entropies")
+    return sum(np.asarray(state[k]).nbytes for k in DUAL_ARRAYS) + (
+        0 if extra is None else np.asarray(extra).nbytes)
 
 
 def save_dual(path: str | os.PathLike, state: dict, model: Model) -> Path:
