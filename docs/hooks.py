@@ -583,9 +583,10 @@ def peak_memory_table() -> str:
                 cells.append(f"{r['peak_mib']:,.0f}")
         lines.append(f"| {DATA_NAMES.get(name, name)} | {first['sequences']:,} | "
                      f"{first['labels']} | " + " | ".join(cells) + " |")
+    note = run.get("note", "")
     lines += ["", "Peak resident memory (MiB, ``ru_maxrss``) of a process that builds the items "
               "and fits, in brackets as a multiple of sklearn-crfsuite's; 'items only' builds "
-              f"them and stops; {run['machine']}."]
+              f"them and stops; {run['machine']}." + (f" {note}" if note else "")]
     return "\n".join(lines)
 
 

@@ -4,18 +4,21 @@ Question: With the deterministic passes (and sequential SDCA, batch_size 1), how
     sooner than sklearn-crfsuite's tutorial call is `crfsdca.CRF`'s default fit on this
     machine's cores, and on one?
 Date: 2026-11-30
-Commit: f9daa8e for CoNLL-2000 and for c2 = 0.01 (issue 56, runs/every_core_small_c2.json):
-    the compact dual store the default; Dutch at c2 >= 0.1 at 172e771 (the exact store)
+Commit: f9daa8e for CoNLL-2000 and for c2 = 0.01 (issue 56, runs/every_core_small_c2.json),
+    where dual_store="compact" was the default for a day: "ours" is the compact store
+    there (an option since: it stalls at c2 = 0.0026 on Dutch); Dutch at c2 >= 0.1 at
+    172e771 (the exact store)
 Answer: 2 cores, medians of 3 alternated fits, at (c1, c2) = (0, 0.1) / (0, 1) / (0.1,
     0.1) / (0.1, 1). Dutch (172e771): the default fit 4.56x / 7.18x / 4.22x / 6.18x
     sklearn-crfsuite's tutorial call, one thread 4.11x / 6.60x / 3.85x / 5.75x, the
     tutorial's call unchanged (lbfgs) 3.43x / 3.64x / 3.44x / 3.49x, test F1 +1.8 / -0.04
-    / +0.2 / -0.02 points. CoNLL-2000 (f9daa8e): the default fit 3.55x / 6.20x / 2.76x /
-    5.29x (3.19x / 5.08x / 2.70x / 4.29x on the exact store at 1148a5c), one thread 3.28x
+    / +0.2 / -0.02 points. CoNLL-2000 (f9daa8e): the compact store's fit 3.55x / 6.20x /
+    2.76x / 5.29x (the exact store's, the default, 3.19x / 5.08x / 2.70x / 4.29x at
+    1148a5c), one thread 3.28x
     / 5.79x / 2.57x / 4.95x, lbfgs 2.81x / 2.95x / 2.98x / 2.87x, test F1 within 0.01
     points. The objective lower in every cell. At c2 = 0.01 (c1 = 0 / 0.1): Dutch 2.94x
     / 2.43x on both cores, 2.73x / 2.30x on one; CoNLL-2000 2.59x / 1.50x and 2.40x /
-    1.38x. Table: docs/benchmarks.md ("The default fit on every core"), from
+    1.38x (compact store). Table: docs/benchmarks.md ("The default fit on every core"), from
     runs/every_core.json and runs/every_core_small_c2.json.
 
 Data: CoNLL-2002 Dutch NER with the tutorial's features and CoNLL-2000 chunking with

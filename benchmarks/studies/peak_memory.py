@@ -5,10 +5,12 @@ Question: How much memory does the default ``CRF()`` fit take, as a multiple of
     tutorial's features, CoNLL-2000 chunking) and on the vendored dataset with the largest
     dual state (the POS treebank sample, K = 45, CRFsuite's feature set)?
 Date: 2026-11-30
-Commit: f9daa8e (the compact dual store the default; crfsdca-exact: the store before)
+Commit: f9daa8e, where dual_store="compact" was the default for a day: "crfsdca",
+    "-stream" and "-corpus" are the compact store's; "crfsdca-exact" the paper's store,
+    the default before and since (the compact one stalls at c2 = 0.0026 on Dutch)
 Answer: From lists, 1.44x on Dutch NER, 1.45x on Spanish NER, 1.48x on CoNLL-2000 and
-    2.31x on the POS sample (K = 45) with the compact store, the default; with the
-    paper's store 1.67x, 1.55x, 2.46x and 5.78x (a float32 store: 1.55x, 1.45x, 1.92x,
+    2.31x on the POS sample (K = 45) with the compact store; with the paper's store (the
+    default) 1.67x, 1.55x, 2.46x and 5.78x (a float32 store: 1.55x, 1.45x, 1.92x,
     3.93x). On a generator of the same items, never held whole: 1.03x, 1.05x, 1.17x,
     2.20x; on a crfsdca.Corpus of them made by an earlier process: 0.98x, 0.91x, 1.09x,
     2.10x. What is left: about 250 MiB of imports and kernels (sklearn's import, which
