@@ -39,7 +39,12 @@ from ..model.stats import (
     apply_mask,
 )
 from ..runtime.jit import NJIT, aligned_empty, aligned_zeros, stream_empty
-from .sdca_linesearch import MAX_LINE_SEARCH_ITERATIONS, _entropy_terms, quadratic
+from .sdca_linesearch import (
+    MAX_LINE_SEARCH_ITERATIONS,
+    _entropy_terms,
+    newton_step,
+    quadratic,
+)
 
 
 def compact_sizes(seq: Sequences, n_labels: int) -> tuple[int, int]:
@@ -128,13 +133,7 @@ def bound_line_search(blk, buf, mu_unary, d_unary, h_old, h_nu, tol):
         for _ in range(MAX_LINE_SEARCH_ITERATIONS):
             fp, fpp, _ = _slope(blk, buf, mu_unary, a0, d, slope, gamma)
             evals += 1
-            if fp > 0.0:
-                lo = gamma
-            else:
-                hi = gamma
-            new = gamma - fp / fpp
-            if not (lo < new < hi) or abs(fp) > 0.5 * abs(fp_prev):
-                new = 0.5 * (lo + hi)
+            new, lo, hi = newton_step(gamma, fp, fpp, fp_prev, lo, hi)
             fp_prev = fp
             if abs(new - gamma) < tol:
                 break
@@ -162,7 +161,8 @@ def _weight_terms(seq, K, n_attr, scale, mu_unary, mu_pair, i, w_hat):
 @njit(**NJIT)
 def _compact_dirac(seq, K, c, n_attr, scale, mu_unary, mu_pair, entropies, w_hat, ws):
     """Every sequence's block of the compact store at the smoothed Dirac (its exact
-    entropy: a lower bound too) and w_hat's terms, in sequence order."""
+    entropy: a lower bound too) and, with ``w_hat`` (not empty), w_hat's terms, in
+    sequence order."""
     zeros = np.zeros(K * K)
     for i in range(len(seq.offsets) - 1):
         start = seq.offsets[i]
@@ -170,7 +170,8 @@ def _compact_dirac(seq, K, c, n_attr, scale, mu_unary, mu_pair, entropies, w_hat
         smoothed_dirac_marginals(seq.labels, start, T, K, c, ws, zeros)
         entropies[i] = chain_entropy(ws.unary, 0, ws.pair, 0, T, K)
         _from_exact_block(ws.unary, 0, ws.pair, 0, T, K, mu_unary, start * K, mu_pair, i)
-        _weight_terms(seq, K, n_attr, scale, mu_unary, mu_pair, i, w_hat)
+        if len(w_hat):
+            _weight_terms(seq, K, n_attr, scale, mu_unary, mu_pair, i, w_hat)
 
 
 @njit(inline="always", **NJIT)
@@ -233,6 +234,16 @@ def compact_from_exact(seq: Sequences, n_labels: int, unary, pair,
     mu_unary, mu_pair, entropies = compact_store(seq, n_labels, directory)
     _from_exact(seq, n_labels, np.asarray(unary, np.float64), np.asarray(pair, np.float64),
                 mu_unary, mu_pair, entropies)
+    return mu_unary, mu_pair, entropies
+
+
+def compact_dirac(seq: Sequences, n_labels: int, c: float = 10.0):
+    """The compact store at the smoothed Dirac alone: (mu_unary, the pairwise sums, the
+    entropies), without w_hat (a continued fit's start for its new sequences)."""
+    mu_unary, mu_pair, entropies = compact_store(seq, n_labels)
+    ws = make_workspace(int(np.max(np.diff(seq.offsets))), n_labels)
+    _compact_dirac(seq, n_labels, float(c), 0, 0.0, mu_unary, mu_pair, entropies,
+                   np.zeros(0), ws)
     return mu_unary, mu_pair, entropies
 
 

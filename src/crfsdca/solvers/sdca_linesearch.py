@@ -212,6 +212,22 @@ def _slope_at_one(blk, st, idx, buf):
     return quadratic(blk, buf, 1.0)[0] - blk.wv
 
 
+@njit(inline="always", **NJIT)
+def newton_step(gamma, fp, fpp, fp_prev, lo, hi):
+    """One move of a safeguarded Newton on a decreasing f' over [lo, hi] (f' = ``fp``,
+    f'' = ``fpp`` at ``gamma``): the bracket shrunk to gamma, and the Newton point when it
+    stays inside it and |f'| at least halved since ``fp_prev``, else the bracket's
+    midpoint. Returns (next gamma, lo, hi)."""
+    if fp > 0.0:
+        lo = gamma
+    else:
+        hi = gamma
+    new = gamma - fp / fpp
+    if not (lo < new < hi) or abs(fp) > 0.5 * abs(fp_prev):
+        new = 0.5 * (lo + hi)
+    return new, lo, hi
+
+
 @njit(**NJIT)
 def _newton(blk, st, idx, buf, d_unary, d_pair, fp0, tol, max_evals):
     """Safeguarded Newton on f' over the bracket [0, 1], where f'(0) > 0 >= f'(1).
@@ -240,13 +256,7 @@ def _newton(blk, st, idx, buf, d_unary, d_pair, fp0, tol, max_evals):
     for _ in range(max_evals):
         fp, fpp, _f, h = _line_eval(blk, st, idx, buf, d_unary, d_pair, gamma)
         evals += 1
-        if fp > 0.0:
-            lo = gamma
-        else:
-            hi = gamma
-        new = gamma - fp / fpp
-        if not (lo < new < hi) or abs(fp) > 0.5 * abs(fp_prev):
-            new = 0.5 * (lo + hi)
+        new, lo, hi = newton_step(gamma, fp, fpp, fp_prev, lo, hi)
         fp_prev = fp
         if abs(new - gamma) < tol and max_evals > 1:
             return gamma, evals, h

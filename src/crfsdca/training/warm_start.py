@@ -25,7 +25,7 @@ from ..errors import ConfigError
 from ..model.chain import chain_entropy
 from ..model.layout import WeightLayout
 from ..model.objective import dirac_marginals
-from ..solvers.compact_store import compact_dirac_start
+from ..solvers.compact_store import compact_dirac
 from ..solvers.registry import DualStart, SolverConfig
 
 
@@ -70,13 +70,12 @@ def _kept_blocks(digests: list[bytes], state: dict):
 
 
 def initial_compact_store(train: Sequences, digests: list[bytes], state: dict | None,
-                          n_attributes: int, n_labels: int, init_c: float):
+                          n_labels: int, init_c: float):
     """The compact store (unary, pairwise sums, entropy bounds) a fit on ``train`` starts
     from, and how many blocks it reused (from a compact state, or an exact one's blocks
     summed, with their exact entropies)."""
     K, KK = n_labels, n_labels * n_labels
-    mu_unary, mu_pair, _, entropies = compact_dirac_start(train, n_attributes, K, 1.0,
-                                                          c=init_c)
+    mu_unary, mu_pair, entropies = compact_dirac(train, K, c=init_c)
     if state is None or int(state["n_labels"]) != K:
         return (mu_unary, mu_pair, entropies), 0
     old_off = np.asarray(state["offsets"])
@@ -147,8 +146,8 @@ def start_point(config: SolverConfig, previous, state: dict | None,
     if kind == "dual" and state is not None:
         opts = config.options
         if opts.get("dual_store") == "compact":
-            start, reused = initial_compact_store(train, digests, state, n_attributes,
-                                                  n_labels, opts["init_c"])
+            start, reused = initial_compact_store(train, digests, state, n_labels,
+                                                  opts["init_c"])
         else:
             start, reused = initial_store(train, digests, state, n_labels, opts["init_c"],
                                           opts["store_dtype"])
