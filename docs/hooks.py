@@ -451,7 +451,10 @@ def every_core_table(name: str = "every_core") -> str:
     over sklearn-crfsuite's tutorial call, its objective and test F1."""
     run = json.loads((STUDIES / "runs" / f"{name}.json").read_text())
     tools = [("sk-100", "sklearn-crfsuite"), ("ours", f"default, {run['cores']} threads"),
-             ("ours-1", "default, 1 thread"), ("ours-lbfgs", f"lbfgs, {run['cores']} threads")]
+             ("ours-1", "default, 1 thread"),
+             ("ours-seq", f"sequential SDCA, {run['cores']} threads"),
+             ("ours-seq-1", "sequential SDCA, 1 thread"),
+             ("ours-lbfgs", f"lbfgs, {run['cores']} threads")]
     lines = ["| data | c1 | c2 | fit | seconds (runs) | speed-up | objective | F1 |",
              "|---|---|---|---|---|---|---|---|"]
     for r in run["rows"]:
@@ -467,6 +470,30 @@ def every_core_table(name: str = "every_core") -> str:
     lines += ["", f"Medians of {run['rounds']} alternated fits, one process per cell; the "
               "objective in CRFsuite's scale at each tool's weights, F1 the tutorial's "
               f"(weighted, labels but O) on the test set; {run['machine']}."]
+    return "\n".join(lines)
+
+
+def pipeline_table() -> str:
+    """Pipelined against sequential SDCA in ``runs/every_core.json``: per dataset and
+    (c1, c2), the epochs of each and their fits' median seconds on every core and on one
+    thread, with the ratios (sequential over pipelined: above 1, the pipeline is sooner)."""
+    run = json.loads((STUDIES / "runs" / "every_core.json").read_text())
+    cores = run["cores"]
+    lines = [f"| data | c1 | c2 | epochs pipelined / sequential | {cores} threads: pipelined / "
+             "sequential s | ratio | 1 thread: pipelined / sequential s | ratio |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in run["rows"]:
+        if "ours-seq s" not in r or "ours-seq-1 s" not in r:
+            continue
+        lines.append(f"| {DATA_NAMES.get(r['dataset'], r['dataset'])} | {r['c1']:g} | "
+                     f"{r['c2']:g} | {r['ours epochs']:.1f} / {r['ours-seq epochs']:.1f} | "
+                     f"{r['ours s']:.1f} / {r['ours-seq s']:.1f} | "
+                     f"{r['ours-seq s'] / r['ours s']:.2f}x | "
+                     f"{r['ours-1 s']:.1f} / {r['ours-seq-1 s']:.1f} | "
+                     f"{r['ours-seq-1 s'] / r['ours-1 s']:.2f}x |")
+    lines += ["", f"Whole fits (encoding, set-up, solver, model), medians of {run['rounds']} "
+              "alternated fits (their spreads: the table above); the default fit with "
+              f"`pipeline=False` as the sequential one; {run['machine']}."]
     return "\n".join(lines)
 
 
@@ -762,6 +789,7 @@ def placeholder(name: str) -> str:
                  "minibatch": lambda: epochs_table("minibatch.json", "B", "mini-batch SDCA"),
                  "minibatch_wall": minibatch_wall_table,
                  "every_core": every_core_table, "small_c2_routes": routes_table,
+                 "pipeline": pipeline_table,
                  "every_core_small_c2": lambda: every_core_table("every_core_small_c2"),
                  "catalyst_contraction": contraction_table,
                  "path_epsilon": path_epsilon_table, "peak_memory": peak_memory_table,

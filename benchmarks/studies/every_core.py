@@ -1,25 +1,24 @@
 """The default fit on every core against sklearn-crfsuite's tutorial call (issue 55).
 
-Question: With the deterministic passes (and sequential SDCA, batch_size 1), how much
-    sooner than sklearn-crfsuite's tutorial call is `crfsdca.CRF`'s default fit on this
-    machine's cores, and on one?
+Question: How much sooner than sklearn-crfsuite's tutorial call is `crfsdca.CRF`'s
+    default fit on this machine's cores and on one, with pipelined SDCA (the default) and
+    with sequential SDCA (`pipeline=False`, the default before)?
 Date: 2026-11-30
-Commit: f9daa8e for CoNLL-2000 and for c2 = 0.01 (issue 56, runs/every_core_small_c2.json),
-    where dual_store="compact" was the default for a day: "ours" is the compact store
-    there (an option since: it stalls at c2 = 0.0026 on Dutch); Dutch at c2 >= 0.1 at
-    172e771 (the exact store)
+Commit: HASH (the c2 = 0.01 rows, runs/every_core_small_c2.json: f9daa8e, the compact
+    store's, where it was the default for a day)
 Answer: 2 cores, medians of 3 alternated fits, at (c1, c2) = (0, 0.1) / (0, 1) / (0.1,
-    0.1) / (0.1, 1). Dutch (172e771): the default fit 4.56x / 7.18x / 4.22x / 6.18x
-    sklearn-crfsuite's tutorial call, one thread 4.11x / 6.60x / 3.85x / 5.75x, the
-    tutorial's call unchanged (lbfgs) 3.43x / 3.64x / 3.44x / 3.49x, test F1 +1.8 / -0.04
-    / +0.2 / -0.02 points. CoNLL-2000 (f9daa8e): the compact store's fit 3.55x / 6.20x /
-    2.76x / 5.29x (the exact store's, the default, 3.19x / 5.08x / 2.70x / 4.29x at
-    1148a5c), one thread 3.28x
-    / 5.79x / 2.57x / 4.95x, lbfgs 2.81x / 2.95x / 2.98x / 2.87x, test F1 within 0.01
-    points. The objective lower in every cell. At c2 = 0.01 (c1 = 0 / 0.1): Dutch 2.94x
-    / 2.43x on both cores, 2.73x / 2.30x on one; CoNLL-2000 2.59x / 1.50x and 2.40x /
-    1.38x (compact store). Table: docs/benchmarks.md ("The default fit on every core"), from
-    runs/every_core.json and runs/every_core_small_c2.json.
+    0.1) / (0.1, 1). CoNLL-2000: the default (pipelined) fit 4.08x / 6.12x / 3.22x /
+    4.59x sklearn-crfsuite's tutorial call, sequential SDCA on the same two threads 3.11x
+    / 4.61x / 2.40x / 4.15x; one thread 2.67x / 4.07x / 2.02x / 3.39x (sequential 2.78x /
+    4.18x / 2.29x / 3.80x); lbfgs 2.92x / 2.84x / 2.75x / 2.90x. Dutch: 5.41x / 7.30x /
+    4.53x / 5.95x (sequential 4.53x / 6.86x / 4.07x / 6.07x), one thread 3.71x / 5.55x /
+    3.05x / 5.04x, lbfgs 3.47x / 3.37x / 3.29x / 3.33x. The epochs of the two schedules
+    equal on CoNLL-2000, within 8% on Dutch; the objective lower than sklearn-crfsuite's
+    in every cell, test F1 within 0.01 points on CoNLL-2000. At c2 = 0.01 (c1 = 0 / 0.1,
+    the compact store at f9daa8e): Dutch 2.94x / 2.43x on both cores, 2.73x / 2.30x on
+    one; CoNLL-2000 2.59x / 1.50x and 2.40x / 1.38x. Tables: docs/benchmarks.md ("The
+    default fit on every core", "Pipelined SDCA"), from runs/every_core.json and
+    runs/every_core_small_c2.json.
 
 Data: CoNLL-2002 Dutch NER with the tutorial's features and CoNLL-2000 chunking with
 CRFsuite's example features (``practitioner.load``). Cells: c1 in {0, 0.1} x c2 in
@@ -28,8 +27,12 @@ CRFsuite's example features (``practitioner.load``). Cells: c1 in {0, 0.1} x c2 
 - ``sk-100``: sklearn-crfsuite's tutorial call (``algorithm='lbfgs'``,
   ``max_iterations=100``, ``all_possible_transitions=True``), one thread (it has no other);
 - ``ours``: ``crfsdca.CRF`` with the same arguments but the algorithm, on every usable
-  core (``threads`` = the usable cores, passed explicitly: the study pins no BLAS);
+  core (``threads`` = the usable cores, passed explicitly: the study pins no BLAS):
+  pipelined SDCA since 2026-11-30;
 - ``ours-1``: the same on one thread (the same model: a seed fixes it);
+- ``ours-seq`` and ``ours-seq-1``: ``ours`` and ``ours-1`` with ``pipeline=False``,
+  sequential SDCA (the default until 2026-11-30: one step at a time, the passes on every
+  core);
 - ``ours-lbfgs``: the tutorial's call unchanged (``algorithm='lbfgs'``), every core;
 - ``ours-bB`` and ``ours-bB-1`` (not by default): ``ours`` and ``ours-1`` with
   ``batch_size=B`` (mini-batch SDCA).
@@ -55,7 +58,7 @@ from pathlib import Path
 from common import kept_rows, machine, markdown_table, store_run
 from practitioner import load, objective, scores
 
-TOOLS = ("sk-100", "ours", "ours-1", "ours-lbfgs")
+TOOLS = ("sk-100", "ours", "ours-1", "ours-seq", "ours-seq-1", "ours-lbfgs")
 
 
 def fit(tool: str, c1: float, c2: float, data, cores: int, workdir: Path) -> dict:
@@ -78,6 +81,8 @@ def fit(tool: str, c1: float, c2: float, data, cores: int, workdir: Path) -> dic
         kw = {"algorithm": "lbfgs", "max_iterations": 100} if tool == "ours-lbfgs" else {}
         if tool.startswith("ours-b"):  # ours-bB (every core) and ours-bB-1: batch_size B
             kw = {"batch_size": int(tool.split("-")[1][1:])}
+        if tool.startswith("ours-seq"):  # sequential SDCA
+            kw = {"pipeline": False}
         crf = CRF(c1=c1, c2=c2, all_possible_transitions=True,
                   threads=1 if tool.endswith("-1") else cores, **kw)
         t0 = time.perf_counter()

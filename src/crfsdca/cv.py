@@ -137,7 +137,10 @@ class CRFCV(BaseEstimator):
     **crf_params
         Every other parameter of [crfsdca.CRF][crfsdca.estimator.CRF] (``algorithm``,
         ``epsilon``, ``all_possible_transitions``, ``max_iterations``, ``random_state``...),
-        for every fit; ``model_filename`` and ``save_dual`` for the refit.
+        for every fit; ``model_filename`` and ``save_dual`` for the refit. The paths' fits
+        run sequential SDCA (``pipeline=False``) unless ``pipeline`` is given: the paths
+        share the cores, a thread or few each, where the pipelined steps gain nothing;
+        the refit takes the estimator's default.
 
     Attributes
     ----------
@@ -235,6 +238,10 @@ class CRFCV(BaseEstimator):
                               "(transition_prefix) yet: search with scikit-learn's "
                               "GridSearchCV over CRF")
         algorithm, settings = crf._checked_run()
+        if self.pipeline is None and "pipeline" in settings.config.options:
+            # the paths run sequential SDCA: each has its share of the cores, one thread
+            # mostly, where the pipeline's rebase costs and its second thread is absent
+            algorithm, settings = CRF(**{**self._crf_params(), "pipeline": False})._checked_run()
         c1s = _grid("c1s", DEFAULT_C1S if self.c1s is None else self.c1s, positive=False)
         c2s = _grid("c2s", DEFAULT_C2S if self.c2s is None else self.c2s,
                     positive=SOLVERS[algorithm].needs_l2)

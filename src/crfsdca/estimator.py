@@ -168,8 +168,8 @@ class CRF(BaseEstimator):
         cgroup's CPU quota and an explicit ``OMP_NUM_THREADS`` counted, as scikit-learn's
         OpenMP estimators count them). They run the full-batch passes (``lbfgs``'s
         gradient, the certificate, predictions), whose chunks and sums are fixed by the
-        data, and the steps of SDCA's batches (``batch_size``): the model never depends on
-        the thread count.
+        data, and SDCA's steps, two at a time (``pipeline``) or in batches
+        (``batch_size``): the model never depends on the thread count.
     warm_start : bool, default False
         Keep SDCA's dual state after ``fit``; the next ``fit`` starts every sequence it has
         seen from its dual block and every new one from the smoothed Dirac of its labels
@@ -347,7 +347,8 @@ class CRF(BaseEstimator):
                  refresh_every=None, store_dtype=None, store_dir=None, dual_store=None,
                  store_window=None,
                  window_spill=None, init_c=None, catalyst=None,
-                 catalyst_floor=None, batch_size=None, sag_lipschitz_init=None, sag_decrease=None,
+                 catalyst_floor=None, batch_size=None, pipeline=None, sag_lipschitz_init=None,
+                 sag_decrease=None,
                  sag_decrease_guarded=None, sag_first_visit=None, sag_step_rule=None,
                  sag_guard=None, sag_max_doublings=None, oeg_eta0=None, oeg_c0=None,
                  oeg_eta_increase=None, oeg_eta_max=None, oeg_max_trials=None,
@@ -403,6 +404,7 @@ class CRF(BaseEstimator):
         self.catalyst = catalyst
         self.catalyst_floor = catalyst_floor
         self.batch_size = batch_size
+        self.pipeline = pipeline
         self.sag_lipschitz_init = sag_lipschitz_init
         self.sag_decrease = sag_decrease
         self.sag_decrease_guarded = sag_decrease_guarded

@@ -124,8 +124,8 @@ def _accuracy(pred, y) -> float:
 
 @settings(max_examples=4, deadline=None)
 @given(seed=st.integers(0, 2**31), batch_size=st.sampled_from([1, 4]),
-       store=st.sampled_from(["float64", "float32"]))
-def test_sdca_certificate_is_the_gap_of_its_dual_point(seed, batch_size, store):
+       store=st.sampled_from(["float64", "float32"]), pipeline=st.booleans())
+def test_sdca_certificate_is_the_gap_of_its_dual_point(seed, batch_size, store, pipeline):
     """SDCA on transition attributes: w is w_hat(mu), its dual the formula's, P(w) - D(mu)
     the mean of the block gaps (brute force above makes those exact), and L-BFGS's
     optimum between D(mu) and P(w)."""
@@ -137,7 +137,7 @@ def test_sdca_certificate_is_the_gap_of_its_dual_point(seed, batch_size, store):
     rng = np.random.default_rng(seed)
     seq = edge_split(rng, 24, 5, K, A, E, real=True)
     p = Problem(train=seq, n_attributes=A, n_labels=K, lam=0.05, n_transition_attributes=E)
-    s = SDCA(p, seed=seed, batch_size=batch_size, store_dtype=store)
+    s = SDCA(p, seed=seed, batch_size=batch_size, store_dtype=store, pipeline=pipeline)
     s.run(40 * p.n)
     w, (mu_u, mu_p) = s.weights(), s.marginals
     np.testing.assert_allclose(weights_from_marginals(mu_u, mu_p, seq, A, K, p.lam,
@@ -154,9 +154,10 @@ def test_sdca_certificate_is_the_gap_of_its_dual_point(seed, batch_size, store):
     assert D - slack <= optimum <= D + gap + slack
 
 
-def test_minibatch_sdca_gives_the_same_bits_on_any_thread_count():
+@pytest.mark.parametrize("parallel", [{"batch_size": 4}, {"pipeline": True}])
+def test_parallel_sdca_gives_the_same_bits_on_any_thread_count(parallel):
     X, y = _switching(120, seed=3)
-    fits = [CRF(c2=0.05, transition_prefix="B~", batch_size=4, threads=t).fit(X, y)
+    fits = [CRF(c2=0.05, transition_prefix="B~", threads=t, **parallel).fit(X, y)
             for t in (1, 2)]
     for crf in fits[1:]:
         np.testing.assert_array_equal(crf.model_.weights, fits[0].model_.weights)

@@ -92,7 +92,8 @@ def _use(crf, X, folder: Path, formats=("crfsuite", "hdf5")) -> None:
 
 def _fits(spec) -> Callable[[], None]:
     """Fits by the solver of registry entry ``spec``: L2, and the elastic net where it
-    takes one; one thread, and two where it runs them; SDCA also in two parts."""
+    takes one; one thread, and two where it runs them; SDCA also sequential and in
+    batches."""
     def run() -> None:
         # loaded when the command runs, not for its --help (numpy, numba, h5py)
         from ..estimator import CRF
@@ -104,8 +105,9 @@ def _fits(spec) -> Callable[[], None]:
                     crf = CRF(algorithm=spec.name, c1=c1, c2=0.1, threads=threads,
                               max_iterations=3, all_possible_transitions=True)
                     crf.fit(X, y, X_dev=X[:3], y_dev=y[:3])
-            if spec.name == "sdca":  # minibatch.py's kernels
+            if spec.name == "sdca":  # the sequential step's and minibatch.py's kernels
                 for c1 in (0.0, 0.1):
+                    CRF(c1=c1, pipeline=False, max_iterations=3).fit(X, y)
                     CRF(c1=c1, batch_size=2, threads=2, max_iterations=3).fit(X, y)
             _use(crf, X, Path(tmp))
     return run
@@ -113,7 +115,7 @@ def _fits(spec) -> Callable[[], None]:
 
 def _transitions() -> None:
     """Models with transition attributes (B templates that read the input): fits by SDCA
-    (sequential and in batches on two threads) and L-BFGS, and every decoder
+    (pipelined, sequential and in batches on two threads) and L-BFGS, and every decoder
     (model/decoding.py's per-edge tables, the tagger's)."""
     # loaded when the command runs, not for its --help (numpy, numba, h5py)
     from ..estimator import CRF
@@ -124,7 +126,8 @@ def _transitions() -> None:
         X.append([["w=" + w.lower(), "B~suffix=" + w[-2:]] for w in words])
         y.append([_TAGS[w.lower()] for w in words])
     with tempfile.TemporaryDirectory(prefix="crfsdca-precompile-") as tmp:
-        for params in ({}, {"batch_size": 2, "threads": 2}, {"algorithm": "lbfgs"}):
+        for params in ({}, {"pipeline": False}, {"batch_size": 2, "threads": 2},
+                       {"algorithm": "lbfgs"}):
             crf = CRF(c2=0.1, transition_prefix="B~", max_iterations=3,
                       all_possible_transitions=True, **params).fit(X, y)
         _use(crf, X, Path(tmp), formats=("hdf5",))

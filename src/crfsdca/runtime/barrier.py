@@ -144,4 +144,34 @@ def wait(barrier, n_threads):
             _yield_core()
 
 
-__all__ = ["atomic_add", "atomic_load", "atomic_store", "make_barrier", "wait"]
+@njit(**NJIT)
+def publish(counters, index, value):
+    """counters[index] = value (a step of a pipeline done), waking the threads that sleep
+    on it (:func:`wait_at_least`); ``counters[SLEEPERS]`` counts them."""
+    atomic_store(counters, index, value)
+    if FUTEX >= 0 and atomic_load(counters, SLEEPERS) > 0:
+        _futex(counters, index, FUTEX_WAKE_PRIVATE, 1 << 30)
+
+
+@njit(**NJIT)
+def wait_at_least(counters, index, value):
+    """Return when counters[index] >= value (set by another thread's :func:`publish`):
+    spin, then sleep on a futex as :func:`wait` does."""
+    spins = 0
+    while True:
+        seen = atomic_load(counters, index)
+        if seen >= value:
+            return
+        spins += 1
+        if spins < SPINS:
+            continue
+        if FUTEX >= 0:
+            atomic_add(counters, SLEEPERS, 1)
+            _futex(counters, index, FUTEX_WAIT_PRIVATE, seen)
+            atomic_add(counters, SLEEPERS, -1)
+        else:
+            _yield_core()
+
+
+__all__ = ["atomic_add", "atomic_load", "atomic_store", "make_barrier", "publish", "wait",
+           "wait_at_least"]

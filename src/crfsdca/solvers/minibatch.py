@@ -60,6 +60,7 @@ from .sdca_kernel import (
     _oracle,
     _stride,
     _update,
+    pair_start,
     refuses_losses,
 )
 from .sdca_linesearch import Block, l1_split, line_search
@@ -236,8 +237,9 @@ def _rebased(w, n_attr, K, idx, st, buf, opt, i, vv):
         a0, b0, wv, n_cross = l1_split(st.v, idx, i, K, n_attr, opt.kappa,
                                        max(1.0, opt.fixed_step), buf.v_emission, buf.v_bias,
                                        buf.v_trans, buf.v_rows, buf.cross_v, buf.cross_u)
-    return Block(i, start * K, (start - i) * K * K, idx.offsets[i + 1] - start, K, n_attr,
-                 lam_n, wv, vv, opt.kappa, a0, b0, n_cross)
+    return Block(i, start * K, pair_start(start, i, K, opt.compact),
+                 idx.offsets[i + 1] - start, K, n_attr, lam_n, wv, vv, opt.kappa, a0, b0,
+                 n_cross)
 
 
 @njit(inline="always", **NJIT)

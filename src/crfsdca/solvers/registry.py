@@ -141,6 +141,14 @@ SDCA_OPTIONS = OptionTable("sdca", [
            "B, never on the threads. 1: sequential SDCA, the paper's (what it costs and "
            "gains: docs/benchmarks.md 'Mini-batch SDCA')",
            bounds="[1, inf)", label="B={value}"),
+    Option("pipeline", bool, False, "with batch_size 1, compute each step (oracle, gap, "
+           "direction, line search) against the weights of before the previous step's "
+           "move, then rebase its move on the weights as they are, taken where it still "
+           "raises the dual, so that two threads overlap one step's computing with the "
+           "other's: the model depends on the seed, never on the threads (math.md section "
+           "9; what it gains and costs: docs/benchmarks.md 'Pipelined SDCA'). False: "
+           "sequential SDCA, the paper's", label="pipeline={value}",
+           relevant=lambda o: o["batch_size"] == 1, crfsuite_default=True),
     Option("store_dir", str, None, "a directory where the stored dual marginals live in a "
            "file (memory-mapped, removed at once: nothing is left, even if the process is "
            "killed) rather than in memory; the operating system keeps in memory what it "

@@ -29,6 +29,7 @@ from .compact_store import (
 )
 from .index import max_distinct_attributes, max_distinct_edge_attributes, sequence_index
 from .minibatch import batch_run, make_batch, make_step_buffers
+from .pipeline import make_flow, make_slots, pipeline_run
 from .registry import SDCA_OPTIONS, store_window_mib
 from .rng import make_rng
 from .sampling import make_sampler, window_size
@@ -238,6 +239,13 @@ class SDCA(Solver):
                                     sums=line_zeros(1))
                 for _ in range(min(self.threads, self.batch_size))]
             self.barrier = make_barrier()
+        self.pipeline = bool(o["pipeline"]) and self.batch_size == 1
+        if self.pipeline:
+            self.slots = make_slots(self.buffers)
+            self.flow = make_flow(K)
+            self.thread_states = [
+                self.state._replace(counters=line_zeros(N_COUNTERS, np.int64))
+                for _ in range(min(self.threads, 2))]
         self._pending = 0  # draws asked for that do not fill a batch yet
         self._spares = None
         self.resync()
@@ -324,6 +332,16 @@ class SDCA(Solver):
         (:mod:`.minibatch`), the threads computing a batch's steps (draws that do not
         fill a batch wait for the next call)."""
         p, s = self.problem, self.state
+        if self.pipeline:
+            self.flow.counters[:] = 0
+            threads = len(self.thread_states)
+            run_parallel([
+                (lambda t=t: pipeline_run(t, threads, n_steps, s.w, p.n_attributes,
+                                          p.n_labels, self.index, s, self.thread_states[t],
+                                          self.slots, self.sampler, self.rng, self.options,
+                                          self.members, self.flow))
+                for t in range(threads)])
+            return
         if self.batch_size == 1:
             sdca_run(n_steps, s.w, p.n_attributes, p.n_labels, self.index, s, self.buffers,
                      self.sampler, self.rng, self.options, self.members)
@@ -386,6 +404,8 @@ class SDCA(Solver):
         return self._round_point if self._at_round_end() else self.state.w
 
     def _counters(self) -> np.ndarray:
+        if self.pipeline:
+            return self.state.counters + sum(t.counters for t in self.thread_states)
         if self.batch_size == 1:
             return self.state.counters.copy()
         return self.state.counters + sum(t.counters for t in self.thread_states)

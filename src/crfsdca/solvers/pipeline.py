@@ -1,0 +1,315 @@
+"""Pipelined SDCA: two cores on SDCA's one chain of steps, the same model on one.
+
+Sequential SDCA's step k reads the weights, computes its oracle, gap, direction and line
+search, then moves the weights and its dual block; step k + 1 reads the moved weights.
+Here step k + 1 is computed (oracle, gap, direction, line search) against the weights of
+before step k's move: one step older, a mini-batch of two (``math.md`` section 9). Its
+move is then rebased on the weights as they are (<w, u> again, or the elastic net's
+split of v) and taken only where it still raises the dual exactly (as a mini-batch's
+steps): the dual never falls and the duality gap certifies the weights as sequential
+SDCA's does.
+
+What needs the weights of a step is read in one place, its oracle's scores and
+transition potentials (R below): <w, u> then comes from them, <w, u> = (-1 / lam n)
+(sum_t <delta_t, s_t> + <W, sum_t delta_t^pair>), the scores s_t holding every weight of
+token t's features (a weight outside the feature set is 0, where the direction is
+masked); the elastic net's split reads the rows of v that R gathered. So with two
+threads, step k + 1's oracle and line search overlap step k's, and the threads wait on
+two counters (:func:`~crfsdca.runtime.barrier.wait_at_least`) only where the order of
+reads and writes of the weights says:
+
+- D(k), R(k): step k draws its sequence and reads w after steps 0..k-2 have moved
+  (``APPLIED`` >= k - 1) and step k - 1 has read (``READ`` >= k); then ``READ`` = k + 1;
+- A(k): step k moves after step k - 1 (``APPLIED`` >= k) and after step k + 1 has read
+  (``READ`` >= k + 2); then ``APPLIED`` = k + 1.
+
+One thread runs the same operations in the same order of data (R(k + 1) and step k +
+1's computing, then A(k)), so the model is a function of the seed, never of the number
+of threads. A draw never takes the sequence whose step is in flight: its stored gap
+reads 0 from its draw to its move (as in a mini-batch; the uniform share of a sampler
+may still draw it, then it is drawn anew), since its block must not move between its
+oracle and its own move.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from ..model.objective import sequence_weight
+from ..model.oracle import transition_offset, unary_scores
+from ..runtime.barrier import publish, wait_at_least
+from ..runtime.jit import NJIT, NJIT_FAST, aligned_zeros, prefetch_range
+from .compact_store import bound_line_search, chain_score_entropy
+from .minibatch import REDRAWS, _rebased
+from .sampling import draw, record_gap
+from .sdca_kernel import (
+    LS_EVALS,
+    NULL_STEPS,
+    ORACLE,
+    SUM_GAPS,
+    SUM_STEP,
+    UPDATES,
+    SDCABuffers,
+    _chain,
+    _edge_direction,
+    _gap,
+    _primal_direction,
+    _read_potentials,
+    _stride,
+    _update,
+    pair_rows,
+    pair_start,
+)
+from .sdca_linesearch import Block, _split_range, line_search
+
+APPLIED, READ = 0, 1  # the counters of :class:`Flow` (then the barrier's sleepers)
+
+
+class Flow(NamedTuple):
+    """The pipeline's counters, and what each of its two slots holds from a step's draw
+    to its move (step k's in slot k % 2)."""
+
+    counters: np.ndarray  # int32 (3): steps moved, steps that read w, sleepers
+    drawn: np.ndarray  # int64 (2): the sampler index of each slot's step
+    stored: np.ndarray  # float64 (2): its stored gap before the draw set it to 0
+    gaps: np.ndarray  # float64 (2): its fresh block gap (weighted)
+    gammas: np.ndarray  # float64 (2): its line search's step size
+    entropies: np.ndarray  # float64 (2): the entropy there (NaN: not evaluated)
+    vv: np.ndarray  # float64 (2): ||u||^2 of its direction
+    v_small: np.ndarray  # float64 (2, 3K + K^2): the elastic net's v on the bias and
+    #                      transitions, as the step read them
+
+
+def make_flow(n_labels: int) -> Flow:
+    """The counters and slots for ``n_labels`` labels."""
+    K = n_labels
+    return Flow(np.zeros(3, dtype=np.int32), np.zeros(2, dtype=np.int64),
+                *(np.zeros(2) for _ in range(5)), np.zeros((2, 3 * K + K * K)))
+
+
+def make_slots(like: SDCABuffers) -> tuple[SDCABuffers, SDCABuffers]:
+    """The two slots' buffers: ``like`` and another of its sizes (each array aligned)."""
+    ws = type(like.ws)(*(aligned_zeros(len(a), a.dtype) for a in like.ws))
+    return like, SDCABuffers(ws, *(aligned_zeros(len(a), a.dtype) for a in like[1:]))
+
+
+@njit(**NJIT)
+def _draw(k, sampler, rng, flow, n):
+    """D(k): step k's sequence, never step k - 1's; its stored gap 0 until its move."""
+    slot = k % 2
+    busy = flow.drawn[1 - slot] if k > 0 else -1
+    j = draw(sampler, rng)
+    tries = 1
+    while j == busy:
+        if tries == REDRAWS:
+            j = (busy + 1) % n
+            break
+        j = draw(sampler, rng)
+        tries += 1
+    flow.drawn[slot] = j
+    flow.stored[slot] = sampler.gaps[j]
+    record_gap(sampler, j, 0.0)
+
+
+@njit(**NJIT)
+def _read(k, w, n_attr, K, idx, st, buf, opt, members, flow):
+    """R(k): what step k reads of the weights: its unary scores and transition
+    potentials into its slot, and with the elastic net its rows of v; returns the
+    transitions' max. The store block it reads next is fetched meanwhile."""
+    slot = k % 2
+    i = members[flow.drawn[slot]]
+    start = idx.offsets[i]
+    T = idx.offsets[i + 1] - start
+    p0 = pair_start(start, i, K, opt.compact)
+    prefetch_range(st.mu_pair, p0, p0 + pair_rows(T, opt.compact) * K * K)
+    prefetch_range(st.mu_unary, start * K, (start + T) * K)
+    if opt.kappa != 0.0:  # gathered after the scores, which read w's rows
+        _prefetch_rows(st.v, idx, i, K)
+    unary_scores(w, n_attr, K, idx, i, buf.ws.scores)
+    if opt.kappa != 0.0:
+        ua0 = idx.uniq_ptr[i]
+        for r in range(idx.uniq_ptr[i + 1] - ua0):
+            base = idx.uniq_attr[ua0 + r] * K
+            src = st.v[base:base + K]
+            dst = buf.v_rows[r * K:(r + 1) * K]
+            for c in range(K):
+                dst[c] = src[c]
+        ob = n_attr * K
+        small = flow.v_small[slot]
+        for j in range(3 * K + K * K):
+            small[j] = st.v[ob + j]
+    return _read_potentials(w, n_attr, K, idx, i, buf)
+
+
+@njit(**NJIT)
+def _prefetch_rows(a, idx, i, K):
+    """Fetch the rows of ``a`` (w or v) of sequence i's attributes all at once: many of
+    them were last written by the other thread's core, and the loads that follow then
+    wait for them together rather than one row at a time."""
+    ua0 = idx.uniq_ptr[i]
+    for r in range(idx.uniq_ptr[i + 1] - ua0):
+        base = idx.uniq_attr[ua0 + r] * K
+        prefetch_range(a, base, base + K)
+
+
+@njit(**NJIT_FAST)
+def _gathered_split(buf, small, m, K, kappa, g_max):
+    """:func:`~.sdca_linesearch.l1_split` on the rows of v that R gathered (``m`` entries
+    of the emission rows in ``buf.v_rows``, the bias and transitions in ``small``)."""
+    a0, b0, wv, n = _split_range(buf.v_rows[:m], buf.v_emission[:m], kappa, g_max, 0.0,
+                                 0.0, 0.0, 0, buf.cross_v, buf.cross_u)
+    a0, b0, wv, n = _split_range(small[:3 * K], buf.v_bias, kappa, g_max, a0, b0, wv, n,
+                                 buf.cross_v, buf.cross_u)
+    return _split_range(small[3 * K:], buf.v_trans, kappa, g_max, a0, b0, wv, n,
+                        buf.cross_v, buf.cross_u)
+
+
+@njit(**NJIT_FAST)
+def _squares(a, n):
+    s = 0.0
+    for j in range(n):
+        s += a[j] * a[j]
+    return s
+
+
+@njit(**NJIT_FAST)
+def _old_products(K, idx, i, T, buf, stride, scale):
+    """<w, u> for the weights R read: scale (sum_t <delta_t, s_t> + the pairwise delta
+    against the transition potentials read, per edge at ``stride``, or W)."""
+    d = buf.ws.unary
+    s = buf.ws.scores
+    wv = 0.0
+    for j in range(T * K):
+        wv += d[j] * s[j]
+    wv *= scale
+    KK = K * K
+    if stride == 0:
+        for j in range(KK):
+            wv += buf.v_trans[j] * buf.w_trans[j]
+    else:
+        e = 0.0
+        for t in range(T - 1):
+            for j in range(KK):
+                e += buf.ws.pair[t * KK + j] * buf.w_trans[t * stride + j]
+        wv += scale * e
+    return wv
+
+
+@njit(**NJIT)
+def _compute(k, w, n_attr, K, idx, st, own, buf, opt, members, flow, tmax):
+    """Step k against the weights R(k) read: the rest of its oracle (forward-backward,
+    marginals, log Z), its block gap and delta, its direction and its line search, into
+    its slot (reads of the state: its own dual block and entropy only)."""
+    slot = k % 2
+    i = members[flow.drawn[slot]]
+    start = idx.offsets[i]
+    T = idx.offsets[i + 1] - start
+    u0, p0 = start * K, pair_start(start, i, K, opt.compact)
+    stride = _stride(idx, K)
+    logz = _chain(buf, T, K, tmax, stride, opt.compact)
+    own.counters[ORACLE] += 1
+    h_nu = chain_score_entropy(buf.ws, buf.w_trans, T, K, logz) if opt.compact else 0.0
+    gap = _gap(st, buf, i, u0, p0, T, K, logz, stride, pair_rows(T, opt.compact))
+    weight = sequence_weight(idx, i)
+    lam_n = opt.lam_n / weight
+    scale = -1.0 / lam_n
+    d_unary, d_pair = buf.ws.unary, buf.ws.pair
+    _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, scale, buf.v_emission,
+                      buf.v_bias, buf.v_trans, False, opt.mask, False)  # reads no weight
+    nu = idx.uniq_ptr[i + 1] - idx.uniq_ptr[i]
+    vv = (_squares(buf.v_emission, nu * K) + _squares(buf.v_bias, 3 * K)
+          + _squares(buf.v_trans, K * K))
+    if len(idx.edge_indptr) > 0:
+        _edge_direction(w, transition_offset(n_attr, K) + K * K, K, idx, i, T, d_pair,
+                        scale, buf.v_rows, False)  # reads no weight
+        ne = idx.edge_uniq_ptr[i + 1] - idx.edge_uniq_ptr[i]
+        vv += _squares(buf.v_rows, ne * K * K)
+    a0, b0, n_cross = 0.0, 0.0, 0
+    if opt.kappa == 0.0:
+        wv = _old_products(K, idx, i, T, buf, stride, scale)
+    else:  # the split on the rows of v that R gathered
+        a0, b0, wv, n_cross = _gathered_split(buf, flow.v_small[slot], nu * K, K, opt.kappa,
+                                              max(1.0, opt.fixed_step))
+    blk = Block(i, u0, p0, T, K, n_attr, lam_n, wv, vv, opt.kappa, a0, b0, n_cross)
+    h_old = st.entropies[i]
+    if opt.compact:
+        gamma, evals, h_ls = bound_line_search(blk, buf, st.mu_unary, d_unary, h_old, h_nu,
+                                               opt.tol)
+    else:
+        gamma, evals, h_ls = line_search(blk, st, idx, buf, d_unary, d_pair, gap, h_old, opt)
+    own.counters[LS_EVALS] += evals
+    flow.gaps[slot] = weight * gap
+    flow.gammas[slot] = gamma
+    flow.entropies[slot] = h_ls
+    flow.vv[slot] = vv
+
+
+@njit(**NJIT)
+def _move(k, w, n_attr, K, idx, st, bufs, opt, members, flow, sampler):
+    """A(k): step k rebased on the weights as they are (<w, u> again, or the elastic
+    net's split of v) and taken where it raises the dual there (sequential SDCA's move);
+    its fresh gap recorded."""
+    slot = k % 2
+    buf = bufs[slot]
+    j = flow.drawn[slot]
+    i = members[j]
+    gamma = flow.gammas[slot]
+    if gamma != 0.0:
+        _prefetch_rows(st.v, idx, i, K)
+        blk = _rebased(w, n_attr, K, idx, st, buf, opt, i, flow.vv[slot])
+        gamma = _update(w, idx, st, buf, blk, buf.ws.unary, buf.ws.pair, gamma,
+                        flow.entropies[slot], st.entropies[i], opt, sequence_weight(idx, i))
+    if gamma == 0.0:
+        st.counters[NULL_STEPS] += 1
+    st.counters[UPDATES] += 1
+    st.sums[SUM_STEP] += gamma
+    record_gap(sampler, j, flow.gaps[slot])
+    st.scalars[SUM_GAPS] += sampler.gaps[j] - flow.stored[slot]
+
+
+@njit(**NJIT)
+def _read_step(k, w, n_attr, K, idx, st, buf, opt, members, flow, sampler, rng):
+    """D(k) and R(k); returns the transitions' max."""
+    _draw(k, sampler, rng, flow, len(members))
+    return _read(k, w, n_attr, K, idx, st, buf, opt, members, flow)
+
+
+@njit(**NJIT)
+def pipeline_run(thread, threads, n_steps, w, n_attr, K, idx, st, own, bufs, sampler, rng,
+                 opt, members, flow):
+    """Thread ``thread`` of ``threads`` (1 or 2): its share of ``n_steps`` pipelined steps
+    (module docstring); ``own`` is the state with the thread's own counters."""
+    if threads == 1:  # R(k + 1) before A(k), the rest of step k + 1 after it
+        tmax = 0.0
+        if n_steps > 0:
+            tmax = _read_step(0, w, n_attr, K, idx, st, bufs[0], opt, members, flow,
+                              sampler, rng)
+            _compute(0, w, n_attr, K, idx, st, own, bufs[0], opt, members, flow, tmax)
+        for k in range(n_steps):
+            if k + 1 < n_steps:
+                tmax = _read_step(k + 1, w, n_attr, K, idx, st, bufs[(k + 1) % 2], opt,
+                                  members, flow, sampler, rng)
+            _move(k, w, n_attr, K, idx, st, bufs, opt, members, flow, sampler)
+            if k + 1 < n_steps:
+                _compute(k + 1, w, n_attr, K, idx, st, own, bufs[(k + 1) % 2], opt,
+                         members, flow, tmax)
+        return
+    c = flow.counters
+    for k in range(thread, n_steps, 2):
+        buf = bufs[k % 2]
+        wait_at_least(c, APPLIED, k - 1)
+        wait_at_least(c, READ, k)
+        tmax = _read_step(k, w, n_attr, K, idx, st, buf, opt, members, flow, sampler, rng)
+        publish(c, READ, k + 1)
+        _compute(k, w, n_attr, K, idx, st, own, buf, opt, members, flow, tmax)
+        wait_at_least(c, APPLIED, k)
+        if k + 1 < n_steps:
+            wait_at_least(c, READ, k + 2)
+        _move(k, w, n_attr, K, idx, st, bufs, opt, members, flow, sampler)
+        publish(c, APPLIED, k + 1)
+
+
+__all__ = ["Flow", "make_flow", "make_slots", "pipeline_run"]

@@ -1,0 +1,136 @@
+"""Pipelined SDCA (``solvers/pipeline.py``, ``docs/math.md`` section 9): each step's oracle
+and line search at the weights of before the previous step's move, its move rebased on
+the weights as they are; a dual that never falls, the sequential run's certificate, and
+one model per seed on one thread or two."""
+
+import numpy as np
+import pytest
+from helpers.bruteforce import random_split
+from helpers.scipy_reference import lbfgs_optimum
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_minibatch import certificate_holds, problem, steps_from
+
+from crfsdca.data.radii import squared_radii
+from crfsdca.model.objective import primal
+from crfsdca.solvers.base import Problem
+from crfsdca.solvers.registry import SAMPLERS, make_solver
+
+
+@pytest.fixture(autouse=True)
+def _two_cores(monkeypatch):
+    monkeypatch.setattr("crfsdca.runtime.threads.usable_cores", lambda: 8)
+
+
+def test_each_step_reads_the_weights_of_before_the_previous_move():
+    """Cyclic draws from w0: steps 0 and 1 both move along nu_i(w0) - mu_i (step 1 read
+    w before step 0 moved); step 2 along nu_i(w1), w1 the weights after step 0 alone."""
+    seq = random_split(np.random.default_rng(4), 32, 4, 3, 6)
+    p = Problem(seq, 6, 3, 1.0 / 32)
+    s = make_solver("sdca", p, seed=0, pipeline=True, sampler="cyclic")
+    w0, mu0 = s.weights().copy(), s.marginals[0].copy()
+    s.run(2)
+    assert steps_from(seq, w0, mu0, s.marginals[0], 6, 3) == [True, True]
+    one = make_solver("sdca", p, seed=0, pipeline=True, sampler="cyclic")
+    one.run(1)
+    w1, mu1 = one.weights().copy(), one.marginals[0].copy()
+    three = make_solver("sdca", p, seed=0, pipeline=True, sampler="cyclic")
+    three.run(3)
+    moved = np.abs(three.marginals[0] - s.marginals[0]) > 1e-12  # step 2 alone
+    assert moved.any()
+    two = mu1.copy()
+    two[moved] = three.marginals[0][moved]
+    assert steps_from(seq, w1, mu1, two, 6, 3) == [True]
+
+
+@pytest.mark.parametrize("sampler", list(SAMPLERS))
+def test_pipelined_sdca_converges_to_the_optimum_with_every_sampler(sampler):
+    p = problem(n=120)
+    _, p_star = lbfgs_optimum(p)
+    s = make_solver("sdca", p, seed=1, pipeline=True, threads=2, sampler=sampler)
+    s.prepare()
+    dual = s.dual()
+    for _ in range(150):
+        s.run(p.n // 10)
+        now = s.dual()
+        assert now >= dual - 1e-12
+        dual = now
+    gap = certificate_holds(s, p)
+    P = primal(s.weights(), p.train, p.n_attributes, p.n_labels, p.lam)
+    assert -1e-10 <= P - p_star <= gap * (1 + 1e-9) + 1e-12
+    assert gap < 0.05 * P
+    assert s.counters()["updates"] == 150 * (p.n // 10)
+
+
+CASES = ["ridge", "l1", "float32", "weights", "dense", "catalyst", "compact", "compact-l1"]
+
+
+def _case(case):
+    p, kw = problem(), {}
+    if case in ("l1", "compact-l1"):
+        p = problem(l1=0.01)
+    if case == "float32":
+        kw = {"store_dtype": "float32"}
+    elif case == "weights":
+        p = problem(weights=np.random.default_rng(5).choice([0.0, 0.5, 1.0, 3.0], size=60))
+    elif case == "dense":
+        p = problem(dense=3)
+    elif case == "catalyst":
+        kw = {"catalyst": 3.0, "catalyst_floor": 0.3}
+    elif case.startswith("compact"):
+        kw = {"dual_store": "compact", "catalyst": 3.0, "catalyst_floor": 0.3}
+    return p, kw
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_pipelined_sdca_keeps_its_certificate_and_its_model_on_any_thread_count(case):
+    """On one thread and two, and run to run: the same weights, marginals and dual, bit for
+    bit, and a certified gap near 0 (w the primal image of the marginals where the store
+    is exact)."""
+    p, kw = _case(case)
+    runs = []
+    for threads in (1, 2, 2):
+        s = make_solver("sdca", p, seed=0, pipeline=True, threads=threads, **kw)
+        s.prepare()
+        for _ in range(120):
+            s.run(p.n // 5)
+        runs.append((s.weights().copy(), s.marginals[0].copy(), s.dual()))
+    for w, mu, d in runs[1:]:
+        assert np.array_equal(w, runs[0][0]) and np.array_equal(mu, runs[0][1])
+        assert d == runs[0][2]
+    if case in ("ridge", "l1", "weights", "dense"):
+        gap = certificate_holds(s, p)
+    else:  # a rounded store, Catalyst's x_k, or a lower bound of the entropies
+        gap = primal(s.weights(), p.train, p.n_attributes, p.n_labels, p.lam, p.l1) - s.dual()
+    assert -1e-9 <= gap < 1e-2
+
+
+def test_another_seed_another_model_and_the_sequential_run_is_another():
+    p = problem(n=90, l1=0.005)
+    models = []
+    for seed, pipeline in ((7, True), (8, True), (7, False)):
+        s = make_solver("sdca", p, seed=seed, threads=2, pipeline=pipeline)
+        s.run(5 * p.n)
+        models.append(s.weights().copy())
+    assert not np.array_equal(models[0], models[1])
+    assert not np.array_equal(models[0], models[2])
+
+
+@given(st.integers(0, 2**16), st.integers(2, 6), st.booleans(), st.sampled_from(list(SAMPLERS)))
+@settings(max_examples=12, deadline=None)
+def test_random_problems_give_one_model_on_one_thread_or_two(seed, n, l1, sampler):
+    """Random splits (down to 2 sequences: a draw never takes the one in flight),
+    penalties and samplers: two threads' run is one thread's, bit for bit, and no step
+    lowers the dual."""
+    seq = random_split(np.random.default_rng(seed), n, 5, 3, 8)
+    p = Problem(seq, 8, 3, 0.5 / n, radii=squared_radii(seq, 3, 8), l1=0.01 if l1 else 0.0)
+    runs = []
+    for t in (1, 2):
+        s = make_solver("sdca", p, seed=seed, threads=t, pipeline=True, sampler=sampler)
+        dual = s.dual()
+        for _ in range(6):
+            s.run(3 * p.n)
+            assert s.dual() >= dual - 1e-12
+            dual = s.dual()
+        runs.append((s.weights().copy(), s.marginals[1].copy()))
+    assert np.array_equal(runs[0][0], runs[1][0]) and np.array_equal(runs[0][1], runs[1][1])
