@@ -4,7 +4,7 @@ Question: How much sooner than sklearn-crfsuite's tutorial call is `crfsdca.CRF`
     default fit on this machine's cores and on one, with pipelined SDCA (the default) and
     with sequential SDCA (`pipeline=False`, the default before)?
 Date: 2026-11-30
-Commit: HASH (the c2 = 0.01 rows, runs/every_core_small_c2.json: f9daa8e, the compact
+Commit: 5e839e8 (the c2 = 0.01 rows, runs/every_core_small_c2.json: f9daa8e, the compact
     store's, where it was the default for a day)
 Answer: 2 cores, medians of 3 alternated fits, at (c1, c2) = (0, 0.1) / (0, 1) / (0.1,
     0.1) / (0.1, 1). CoNLL-2000: the default (pipelined) fit 4.08x / 6.12x / 3.22x /
