@@ -23,12 +23,12 @@ reads and writes of the weights says:
 - A(k): step k moves after step k - 1 (``APPLIED`` >= k) and after step k + 1 has read
   (``READ`` >= k + 2); then ``APPLIED`` = k + 1.
 
-One thread runs the same operations in the same order of data (R(k + 1) and step k +
-1's computing, then A(k)), so the model is a function of the seed, never of the number
-of threads. A draw never takes the sequence whose step is in flight: its stored gap
-reads 0 from its draw to its move (as in a mini-batch; the uniform share of a sampler
-may still draw it, then it is drawn anew), since its block must not move between its
-oracle and its own move.
+One thread runs the same operations in an order that keeps those constraints (R(k + 1),
+then A(k), then the rest of step k + 1's computing, which reads no weight), so the model
+is a function of the seed, never of the number of threads. A draw never takes the
+sequence whose step is in flight: its stored gap reads 0 from its draw to its move (as
+in a mini-batch; the uniform share of a sampler may still draw it, then it is drawn
+anew), since its block must not move between its oracle and its own move.
 """
 
 from __future__ import annotations
