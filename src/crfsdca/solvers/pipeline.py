@@ -42,16 +42,13 @@ from ..model.objective import sequence_weight
 from ..model.oracle import transition_offset, unary_scores
 from ..runtime.barrier import publish, wait_at_least
 from ..runtime.jit import NJIT, NJIT_FAST, aligned_zeros, prefetch_range
-from .compact_store import bound_line_search, chain_score_entropy
-from .minibatch import REDRAWS, _rebased
+from .compact_store import chain_score_entropy
+from .minibatch import REDRAWS, _count_step, _rebased
 from .sampling import draw, record_gap
 from .sdca_kernel import (
     LS_EVALS,
-    NULL_STEPS,
     ORACLE,
     SUM_GAPS,
-    SUM_STEP,
-    UPDATES,
     SDCABuffers,
     _chain,
     _edge_direction,
@@ -62,8 +59,9 @@ from .sdca_kernel import (
     _update,
     pair_rows,
     pair_start,
+    store_line_search,
 )
-from .sdca_linesearch import Block, _split_range, line_search
+from .sdca_linesearch import Block, _split_range
 
 APPLIED, READ = 0, 1  # the counters of :class:`Flow` (then the barrier's sleepers)
 
@@ -234,12 +232,8 @@ def _compute(k, w, n_attr, K, idx, st, own, buf, opt, members, flow, tmax):
         a0, b0, wv, n_cross = _gathered_split(buf, flow.v_small[slot], nu * K, K, opt.kappa,
                                               max(1.0, opt.fixed_step))
     blk = Block(i, u0, p0, T, K, n_attr, lam_n, wv, vv, opt.kappa, a0, b0, n_cross)
-    h_old = st.entropies[i]
-    if opt.compact:
-        gamma, evals, h_ls = bound_line_search(blk, buf, st.mu_unary, d_unary, h_old, h_nu,
-                                               opt.tol)
-    else:
-        gamma, evals, h_ls = line_search(blk, st, idx, buf, d_unary, d_pair, gap, h_old, opt)
+    gamma, evals, h_ls = store_line_search(blk, st, idx, buf, d_unary, d_pair, gap,
+                                           st.entropies[i], h_nu, opt)
     own.counters[LS_EVALS] += evals
     flow.gaps[slot] = weight * gap
     flow.gammas[slot] = gamma
@@ -262,10 +256,7 @@ def _move(k, w, n_attr, K, idx, st, bufs, opt, members, flow, sampler):
         blk = _rebased(w, n_attr, K, idx, st, buf, opt, i, flow.vv[slot])
         gamma = _update(w, idx, st, buf, blk, buf.ws.unary, buf.ws.pair, gamma,
                         flow.entropies[slot], st.entropies[i], opt, sequence_weight(idx, i))
-    if gamma == 0.0:
-        st.counters[NULL_STEPS] += 1
-    st.counters[UPDATES] += 1
-    st.sums[SUM_STEP] += gamma
+    _count_step(st, gamma)
     record_gap(sampler, j, flow.gaps[slot])
     st.scalars[SUM_GAPS] += sampler.gaps[j] - flow.stored[slot]
 

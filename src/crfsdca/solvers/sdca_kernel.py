@@ -612,6 +612,16 @@ def _update(w, idx, st, buf, blk, d_unary, d_pair, gamma, h_ls, h_old, opt, weig
     return gamma
 
 
+@njit(inline="always", **NJIT)
+def store_line_search(blk, st, idx, buf, d_unary, d_pair, gap, h_old, h_nu, opt):
+    """Phase ``line_search`` for the store in use: the exact store's search on the block's
+    entropy, or the compact store's on its bound (``h_nu`` = H(nu_i)); returns (gamma,
+    evaluations, the entropy or its bound at gamma, NaN if not evaluated)."""
+    if opt.compact:
+        return bound_line_search(blk, buf, st.mu_unary, d_unary, h_old, h_nu, opt.tol)
+    return line_search(blk, st, idx, buf, d_unary, d_pair, gap, h_old, opt)
+
+
 @njit(**NJIT)
 def sdca_step(i, w, n_attr, K, idx, st, buf, opt):
     """One SDCA iteration on sequence i; returns (fresh gap g_i, step size gamma).
@@ -640,11 +650,8 @@ def sdca_step(i, w, n_attr, K, idx, st, buf, opt):
                      lam_n)
     c_ls = cycles()
     h_old = st.entropies[i]
-    if opt.compact:
-        gamma, evals, h_ls = bound_line_search(blk, buf, st.mu_unary, d_unary, h_old, h_nu,
-                                               opt.tol)
-    else:
-        gamma, evals, h_ls = line_search(blk, st, idx, buf, d_unary, d_pair, gap, h_old, opt)
+    gamma, evals, h_ls = store_line_search(blk, st, idx, buf, d_unary, d_pair, gap, h_old,
+                                           h_nu, opt)
     c_end_ls = cycles()
     if gamma != 0.0:
         gamma = _update(w, idx, st, buf, blk, d_unary, d_pair, gamma, h_ls, h_old, opt,
