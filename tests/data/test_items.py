@@ -343,6 +343,13 @@ def test_token_csr_against_sorting_every_token(tokens):
     assert indptr.tolist() == want_ptr and indices.tolist() == want_ids
     assert values.tolist() == want_values and zeros.tolist() == want_zeros
     assert indices.dtype == np.int32
+    # the same entries as positions among their distinct (id, weight) pairs
+    pairs, which = np.unique(np.stack([ids, weights], axis=1), axis=0, return_inverse=True)
+    by_pair = token_csr(counts, pairs[:, 0].astype(np.int64), pairs[:, 1],
+                        which.astype(np.int32).ravel())
+    for got, want in zip(by_pair, (indptr, indices, values, zeros), strict=True):
+        np.testing.assert_array_equal(got, want)
+        assert got.dtype == want.dtype
 
 
 def test_a_bad_name_is_reported_by_position_on_the_corpus_path():

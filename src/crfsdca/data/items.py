@@ -200,14 +200,16 @@ def _encode(X, y, attributes, labels, grow, grow_labels, digests) -> Encoded:
         entries = _corpus_entries(X, attributes.ids, grow)
     if entries is None:  # items of other kinds, or a name the item-by-item path reports
         entries = _item_entries(X, attributes.ids, grow)
-    attr_ids, weights, counts = entries
-    bad = np.flatnonzero(~np.isfinite(weights) & (attr_ids >= 0))
-    if len(bad):
-        _refuse_weight(int(bad[0]), np.repeat(np.arange(n_tokens, dtype=np.int64), counts),
-                       offsets, attr_ids, weights, attributes.ids)
+    attr_ids, weights, counts, which = entries
+    bad = ~np.isfinite(weights) & (attr_ids >= 0)
+    if bad.any():
+        first = int(np.flatnonzero(bad if which is None else bad[which])[0])
+        j = first if which is None else int(which[first])
+        _refuse_weight(first, np.repeat(np.arange(n_tokens, dtype=np.int64), counts),
+                       offsets, attr_ids[j], weights[j], attributes.ids)
     from .token_csr import token_csr  # numba: not for a reader of labels (crfsdca tag)
 
-    indptr, indices, values, zeros = token_csr(counts, attr_ids, weights)
+    indptr, indices, values, zeros = token_csr(counts, attr_ids, weights, which)
     dense, columns = (None, None) if block is None else _dense_columns(
         block, attributes.ids, grow, indices)
     digest_list = [] if not digests else [  # every item is known good by now
@@ -252,7 +254,7 @@ def _item_entries(X: list, ids: dict[str, int], grow: bool):
     for i, xseq in enumerate(X):
         add_sequence(xseq, ids, grow, attr_ids, weights, counts, where=f"sequence {i}, ")
     return (np.asarray(attr_ids, dtype=np.int64), np.asarray(weights, dtype=np.float64),
-            np.asarray(counts, dtype=np.int64))
+            np.asarray(counts, dtype=np.int64), None)
 
 
 def _label_ids(yseq: list[str], labels: Vocabulary, grow: bool, i: int) -> list[int]:
@@ -275,7 +277,7 @@ def _label_ids(yseq: list[str], labels: Vocabulary, grow: bool, i: int) -> list[
 
 
 def _corpus_entries(X: list[list], ids: dict[str, int], grow: bool):
-    """(attribute ids, weights, entries per item) of a whole corpus whose items are all
+    """(attribute ids, weights, entries per item, which) of a whole corpus whose items are all
     flat dicts with str keys and str or number values (sklearn-crfsuite's features) or all
     lists of names and (name, number) pairs (CRFsuite's attribute lists, its data files):
     the common inputs, encoded a list at a time rather than an item at a time. None,
@@ -284,10 +286,12 @@ def _corpus_entries(X: list[list], ids: dict[str, int], grow: bool):
 
     Dict items are read as their (key, value) pairs, and names and weights are made once
     per distinct pair (a corpus repeats most of them: CoNLL-2002 Dutch's tutorial features
-    are 3.7 million pairs, 82,000 distinct). A value equal to one met before under the
+    are 3.7 million pairs, 82,000 distinct): the ids and weights are the distinct pairs',
+    ``which`` (int32) the pair of each entry. A value equal to one met before under the
     same key (1, 1.0 and True) is encoded as that one: the same name and weight; every
     value's type is checked, so that one the item-by-item path refuses (1 + 0j) is
-    refused whatever it equals."""
+    refused whatever it equals. Lists give each entry's own id and weight (``which``
+    None)."""
     items = list(chain.from_iterable(X))
     kinds = set(map(type, items))
     if not (kinds <= _DICT or kinds <= _LIST):
@@ -298,7 +302,7 @@ def _corpus_entries(X: list[list], ids: dict[str, int], grow: bool):
         pairs: dict = {}  # (key, value) -> its position among the distinct pairs
         try:
             which = np.fromiter(map(pairs.setdefault, chain.from_iterable(map(dict.items, items)),
-                                    map(len, repeat(pairs, n))), dtype=np.int64, count=n)
+                                    map(len, repeat(pairs, n))), dtype=np.int32, count=n)
         except TypeError:  # an unhashable value: the item-by-item path reports it
             return None
         keys = list(map(itemgetter(0), pairs))
@@ -307,7 +311,7 @@ def _corpus_entries(X: list[list], ids: dict[str, int], grow: bool):
                 type, chain.from_iterable(map(dict.values, items)))) <= _VALUE_TYPES):
             return None  # every value's type: one equal to a pair met before (1 == 1 + 0j) too
         names = pair_names(keys, values)
-        weights = np.array(pair_weights(values), dtype=np.float64)[which]
+        weights = np.array(pair_weights(values), dtype=np.float64)
     else:
         names = list(chain.from_iterable(items))
         which = None
@@ -322,7 +326,7 @@ def _corpus_entries(X: list[list], ids: dict[str, int], grow: bool):
     found = _name_ids(names, ids, grow)
     if found is None:
         return None
-    return (found if which is None else found[which]), weights, counts
+    return found, weights, counts, which
 
 
 def _names_and_weights(entries: list, kinds: set):
@@ -488,13 +492,14 @@ def _look_up(names: list[str], ids: dict[str, int], grow: bool) -> list[int]:
     return found
 
 
-def _refuse_weight(j: int, tok_ids, offsets, attr_ids, weights, ids) -> None:
-    """ValueError naming the sequence, item and attribute of the non-finite entry j."""
+def _refuse_weight(j: int, tok_ids, offsets, attr_id: int, weight: float, ids) -> None:
+    """ValueError naming the sequence, item and attribute of the non-finite entry j (of
+    attribute ``attr_id`` and weight ``weight``)."""
     tok = int(tok_ids[j])
     i = int(np.searchsorted(offsets, tok, side="right")) - 1
-    name = next(n for n, a in ids.items() if a == attr_ids[j])
+    name = next(n for n, a in ids.items() if a == attr_id)
     raise ValueError(f"sequence {i}, item {tok - int(offsets[i])}: attribute {name!r} has "
-                     f"weight {float(weights[j])!r}; weights must be finite numbers")
+                     f"weight {float(weight)!r}; weights must be finite numbers")
 
 
 def split_values(seq: Sequences) -> np.ndarray:

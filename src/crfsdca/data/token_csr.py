@@ -20,54 +20,67 @@ LONG_TOKEN = 64
 cost grows with the square of the count: bag-of-words items hold thousands)."""
 
 
+@njit(inline="always", **NJIT)
+def _entry(ids, weights, which, k):
+    """(id, weight) of entry k: of the distinct entry ``which[k]``, or of k without
+    ``which`` (empty)."""
+    if len(which):
+        p = which[k]
+        return ids[p], weights[p]
+    return ids[k], weights[k]
+
+
 @njit(**NJIT)
-def _merge_sorted(ids, weights, first, last, indices, values, out):
+def _merge_sorted(ids, weights, which, first, last, indices, values, out):
     """Append the entries [first, last) to ``indices``/``values`` at ``out``, sorted by a
     stable sort (repeats added in the order given, as the insertion sort adds them);
     returns the new end."""
-    order = np.argsort(ids[first:last], kind="mergesort")
+    own = np.empty(last - first, dtype=np.int64)  # a long token's ids (allocated per token)
+    for k in range(first, last):
+        own[k - first] = _entry(ids, weights, which, k)[0]
+    order = np.argsort(own, kind="mergesort")
     start = out
     for m in range(len(order)):
-        k = first + order[m]
-        a = ids[k]
+        a, w = _entry(ids, weights, which, first + order[m])
         if a < 0:
             continue
         if out > start and indices[out - 1] == a:
-            values[out - 1] += weights[k]
+            values[out - 1] += w
         else:
             indices[out] = a
-            values[out] = weights[k]
+            values[out] = w
             out += 1
     return out
 
 
 @njit(**NJIT)
-def _insertion_sorted(ids, weights, first, last, indices, values, out):
+def _insertion_sorted(ids, weights, which, first, last, indices, values, out):
     """:func:`_merge_sorted` by insertion, for a few entries."""
     start = out
     for k in range(first, last):
-        a = ids[k]
+        a, w = _entry(ids, weights, which, k)
         if a < 0:
             continue
         j = out
         while j > start and indices[j - 1] > a:
             j -= 1
         if j > start and indices[j - 1] == a:
-            values[j - 1] += weights[k]
+            values[j - 1] += w
             continue
         for m in range(out, j, -1):
             indices[m] = indices[m - 1]
             values[m] = values[m - 1]
         indices[j] = a
-        values[j] = weights[k]
+        values[j] = w
         out += 1
     return out
 
 
 @njit(**NJIT)
-def _token_csr(counts, ids, weights, indptr, indices, values, zero_attr, zero_tok):
+def _token_csr(counts, ids, weights, which, indptr, indices, values, zeros):
     """Fill the CSR of the entries (``counts[t]`` of token t, in order; an id < 0 is left
-    out); returns (entries kept, zero-weight entries)."""
+    out) and the first ``len(zeros)`` zero-weight ones; returns (entries kept, zero-weight
+    entries, all of them counted)."""
     src = 0
     out = 0
     n_zero = 0
@@ -75,9 +88,9 @@ def _token_csr(counts, ids, weights, indptr, indices, values, zero_attr, zero_to
         first = out
         last = src + counts[t]
         if counts[t] > LONG_TOKEN:
-            out = _merge_sorted(ids, weights, src, last, indices, values, out)
+            out = _merge_sorted(ids, weights, which, src, last, indices, values, out)
         else:
-            out = _insertion_sorted(ids, weights, src, last, indices, values, out)
+            out = _insertion_sorted(ids, weights, which, src, last, indices, values, out)
         src = last
         kept = first
         for m in range(first, out):
@@ -86,30 +99,47 @@ def _token_csr(counts, ids, weights, indptr, indices, values, zero_attr, zero_to
                 values[kept] = values[m]
                 kept += 1
             else:
-                zero_attr[n_zero] = indices[m]
-                zero_tok[n_zero] = t
+                if n_zero < len(zeros):
+                    zeros[n_zero, 0] = indices[m]
+                    zeros[n_zero, 1] = t
                 n_zero += 1
         out = kept
         indptr[t + 1] = out
     return out, n_zero
 
 
-def token_csr(counts: np.ndarray, ids: np.ndarray, weights: np.ndarray):
+NO_WHICH = np.empty(0, dtype=np.int32)
+
+
+def token_csr(counts: np.ndarray, ids: np.ndarray, weights: np.ndarray,
+              which: np.ndarray | None = None):
     """(indptr, int32 ids, weights, zeros) of entries given per token (``counts``), ids
     sorted and unique within each token (weights added), no zero weights; ``zeros`` the
     (attribute, token) pairs left out for their zero weight, an int64 array (m, 2) in
-    token then attribute order. Ids below 0 (attributes a model lacks) are dropped."""
-    n = len(ids)
-    indptr = np.zeros(len(counts) + 1, dtype=np.int64)
-    indices = np.empty(n, dtype=np.int32)
-    values = np.empty(n, dtype=np.float64)
-    zero_attr = np.empty(n, dtype=np.int64)
-    zero_tok = np.empty(n, dtype=np.int64)
-    kept, n_zero = _token_csr(np.asarray(counts, dtype=np.int64),
-                              np.asarray(ids, dtype=np.int64),
-                              np.asarray(weights, dtype=np.float64), indptr, indices,
-                              values, zero_attr, zero_tok)
-    zeros = np.stack([zero_attr[:n_zero], zero_tok[:n_zero]], axis=1)
-    if kept < n:  # entries left out: do not keep the rest of the buffers alive
-        indices, values = indices[:kept].copy(), values[:kept].copy()
-    return indptr, indices, values, zeros
+    token then attribute order. Ids below 0 (attributes a model lacks) are dropped.
+
+    With ``which`` (int32), entry k is the distinct entry ``which[k]`` of ``ids`` and
+    ``weights``: a corpus of dict items repeats a few thousand (key, value) pairs millions
+    of times, and nothing of entry length but ``which`` and the result is allocated
+    (CoNLL-2002 Dutch: 3.7 million entries, 220 MiB at encoding's peak before)."""
+    ids = np.asarray(ids, dtype=np.int64)
+    weights = np.asarray(weights, dtype=np.float64)
+    which = NO_WHICH if which is None else np.asarray(which, dtype=np.int32)
+    n = len(which) if len(which) else len(ids)
+    counts = np.asarray(counts, dtype=np.int64)
+    zero = weights == 0.0  # the zero-weight entries; repeats adding to 0 make more (rare)
+    capacity = int(np.bincount(which, minlength=len(ids))[zero].sum() if len(which)
+                   else zero.sum())
+    while True:
+        indptr = np.zeros(len(counts) + 1, dtype=np.int64)
+        indices = np.empty(n, dtype=np.int32)
+        values = np.empty(n, dtype=np.float64)
+        zeros = np.empty((capacity, 2), dtype=np.int64)
+        kept, n_zero = _token_csr(counts, ids, weights, which, indptr, indices, values, zeros)
+        if n_zero <= capacity:
+            break
+        capacity = n_zero  # repeats added to 0: once more, with room for every one
+    if kept < n:  # entries left out: give their room back (realloc, not a copy)
+        indices.resize(kept, refcheck=False)
+        values.resize(kept, refcheck=False)
+    return indptr, indices, values, zeros[:n_zero]

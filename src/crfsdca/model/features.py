@@ -37,9 +37,7 @@ def crfsuite_mask(train: Sequences, n_attributes: int, n_labels: int,
     if possible_states:
         E[:] = 1
     else:
-        tok = np.repeat(np.arange(train.n_tokens), np.diff(train.attr_indptr))
-        nonzero = (train.attr_values != 0.0) if not train.binary else slice(None)
-        E[train.attr_indices[nonzero], train.labels[tok][nonzero]] = 1
+        state_pairs(train, n_labels, mask[: E.size], NO_FREQ)
         if zero_entries is not None and len(zero_entries):
             E[zero_entries[:, 0], train.labels[zero_entries[:, 1]]] = 1
     E[train.dense_attr] = 1
@@ -54,6 +52,35 @@ def crfsuite_mask(train: Sequences, n_attributes: int, n_labels: int,
         edge = has_prev[1:]
         W[train.labels[:-1][edge], train.labels[1:][edge]] = 1
     return mask
+
+
+NO_FREQ = np.zeros(0, dtype=np.float64)
+
+
+def state_pairs(train: Sequences, n_labels: int, seen: np.ndarray, freq: np.ndarray,
+                token_weight: np.ndarray | None = None) -> None:
+    """For each (attribute, label) pair a of the split's entries at the tokens labeled y
+    (row a K + y): ``seen`` = 1 where an entry of a nonzero value occurs, and ``freq`` +=
+    the values (times ``token_weight``, if given), added in entry order; an empty
+    ``seen`` or ``freq`` is skipped. One pass, nothing allocated per entry (CoNLL-2002
+    Dutch: 2.2 million entries, 90 MiB of index arrays when numpy did it)."""
+    _state_pairs(train.attr_indptr, train.attr_indices, train.attr_values, train.labels,
+                 NO_FREQ if token_weight is None else token_weight, n_labels, seen, freq)
+
+
+@njit(**NJIT)
+def _state_pairs(indptr, indices, values, labels, token_weight, K, seen, freq):
+    real = len(values) > 0
+    for t in range(len(labels)):
+        y = labels[t]
+        scale = token_weight[t] if len(token_weight) else 1.0
+        for j in range(indptr[t], indptr[t + 1]):
+            row = indices[j] * K + y
+            v = values[j] if real else 1.0
+            if len(seen) and v != 0.0:
+                seen[row] = 1
+            if len(freq):
+                freq[row] += v * scale if len(token_weight) else v
 
 
 NO_MASK = np.zeros(0, dtype=np.uint8)

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..data.items import split_values
 from ..data.sequences import Sequences
-from ..model.features import crfsuite_mask
+from ..model.features import crfsuite_mask, state_pairs
 from ..model.layout import WeightLayout
+
+NO_SEEN = np.zeros(0, dtype=np.uint8)
 
 
 def crfsuite_feature_mask(train: Sequences, n_attributes: int, n_labels: int,
@@ -40,14 +41,9 @@ def crfsuite_feature_mask(train: Sequences, n_attributes: int, n_labels: int,
     mask = crfsuite_mask(train, A, K, possible_states, possible_transitions, bias,
                          zero_entries)
     labels = train.labels.astype(np.int64)
-    tok = np.repeat(np.arange(train.n_tokens), np.diff(train.attr_indptr))
-    values = split_values(train)
-    token_weight = None
-    if train.weighted:
-        token_weight = np.repeat(train.weights, train.lengths())
-        values = values * token_weight[tok]
-    freq = np.bincount(train.attr_indices.astype(np.int64) * K + labels[tok],
-                       weights=values, minlength=A * K)
+    token_weight = np.repeat(train.weights, train.lengths()) if train.weighted else None
+    freq = np.zeros(A * K)
+    state_pairs(train, K, NO_SEEN, freq, token_weight)
     mask[: A * K] &= freq >= min_freq
     layout.emission(mask)[train.dense_attr] = 1
     inner = np.ones(train.n_tokens, dtype=bool)
