@@ -19,8 +19,6 @@ from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
-from sklearn.base import BaseEstimator
-from sklearn.exceptions import NotFittedError
 
 from .corpus import Corpus
 from .data.items import Vocabulary, encode
@@ -64,6 +62,7 @@ from .training.learn import (
     scale_problem,
     solver_config,
 )
+from .training.params import Params
 from .training.run import log_row
 from .training.warm_start import (
     dual_state,
@@ -108,7 +107,7 @@ class RunSettings(NamedTuple):
     epsilon: float | None
 
 
-class CRF(BaseEstimator):
+class CRF(Params):
     """A linear-chain CRF with CRFsuite's model, trained by SDCA with gap sampling.
 
     A drop-in for ``sklearn_crfsuite.CRF``: the same constructor parameters where they
@@ -790,6 +789,8 @@ class CRF(BaseEstimator):
         """The trained model (vocabularies, weights, options)."""
         model = self._current_model()
         if model is None:
+            from sklearn.exceptions import NotFittedError  # lazy: 0.9 s, only for the error
+
             raise NotFittedError("this CRF is not fitted yet: call fit, or give "
                                  "model_filename of an existing model")
         return model
