@@ -620,6 +620,7 @@ def peak_memory_table() -> str:
 _TOOL_NAMES = {"items": "items only", "crfsdca": "crfsdca (lists)",
                "crfsdca-float32": "crfsdca (lists, float32 store)",
                "crfsdca-exact": "crfsdca (lists, the paper's store)",
+               "crfsdca-compact": "crfsdca (lists, compact store)",
                "crfsdca-stream": "crfsdca (a generator)",
                "crfsdca-corpus": "crfsdca (a Corpus)",
                "sklearn-crfsuite": "sklearn-crfsuite (lists)"}

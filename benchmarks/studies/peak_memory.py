@@ -5,25 +5,27 @@ Question: How much memory does the default ``CRF()`` fit take, as a multiple of
     tutorial's features, CoNLL-2000 chunking) and on the vendored dataset with the largest
     dual state (the POS treebank sample, K = 45, CRFsuite's feature set)?
 Date: 2026-11-30
-Commit: f9daa8e, where dual_store="compact" was the default for a day: "crfsdca",
-    "-stream" and "-corpus" are the compact store's; "crfsdca-exact" the paper's store,
-    the default before and since (the compact one stalls at c2 = 0.0026 on Dutch)
-Answer: From lists, 1.44x on Dutch NER, 1.45x on Spanish NER, 1.48x on CoNLL-2000 and
-    2.31x on the POS sample (K = 45) with the compact store; with the paper's store (the
-    default) 1.67x, 1.55x, 2.46x and 5.78x (a float32 store: 1.55x, 1.45x, 1.92x,
-    3.93x). On a generator of the same items, never held whole: 1.03x, 1.05x, 1.17x,
-    2.20x; on a crfsdca.Corpus of them made by an earlier process: 0.98x, 0.91x, 1.09x,
-    2.10x. What is left: about 250 MiB of imports and kernels (sklearn's import, which
-    sklearn-crfsuite pays too, 132 of it) and the dense layout's weight vectors. Table:
-    docs/benchmarks.md ("Bigger than memory"), from runs/peak_memory.json.
+Commit: 164f072 (encoding and the feature set without per-entry index arrays, bb30404;
+    the estimator without scikit-learn's import)
+Answer: The default fit (the paper's store) from lists: 1.39x sklearn-crfsuite's peak on
+    Dutch NER, 1.41x on Spanish NER, 2.36x on CoNLL-2000 and 5.60x on the POS sample
+    (K = 45), from 1.67x, 1.55x, 2.46x and 5.78x before those two commits; with
+    dual_store="compact" 1.16x, 1.11x, 1.40x and 2.13x (the 1.2x and 2x of issue 57 met
+    on the two NER sets, not on CoNLL-2000 and the POS sample, whose dense A x K weight
+    vectors are most of what is left); float32 store 1.24x, 1.23x, 1.82x, 3.75x. On a
+    generator of the same items, never held whole: 1.04x, 1.05x, 2.05x, 5.48x; on a
+    crfsdca.Corpus made by an earlier process: 1.06x, 1.08x, 1.97x, 5.38x (both with the
+    default store). A fit's process without data is 212 MiB (sklearn-crfsuite's 142):
+    numba's import and its first kernel are 130 of it. Table: docs/benchmarks.md ("Bigger
+    than memory"), from runs/peak_memory.json.
 
 Each fit runs in a fresh process (the items built there, then the fit), and the peak
 resident memory of that process (``ru_maxrss``) is read by the parent; the items alone
 (a process that builds them and stops) are measured too, so that the fit's own share is
 the difference. crfsdca: ``CRF(c1=0.1, c2=0.1, all_possible_transitions=True)`` (the
-default algorithm, SDCA, with its dual state: the compact store since f9daa8e), the same
-with the paper's store (``crfsdca-exact``, ``dual_store="exact"``: the default before),
-with ``store_dtype="float32"`` (which takes the exact store), on a generator of the items
+default algorithm, SDCA, with its default dual state, the paper's store), the same with
+the compact store (``crfsdca-compact``, ``dual_store="compact"``), with
+``store_dtype="float32"`` (which takes the exact store), on a generator of the items
 (``crfsdca-stream``), and on a ``crfsdca.Corpus`` of them made by an earlier process
 (``crfsdca-corpus``: the items never in the measured process, their encoding read from
 its file); sklearn-crfsuite:
@@ -92,8 +94,8 @@ CALL = "CRF(c1=0.1, c2=0.1, all_possible_transitions=True{extra})"
 FITS = {
     "items": LISTS + "fit = None",
     "crfsdca": LISTS + "from crfsdca import CRF\nfit = " + CALL.format(extra="") + ".fit(X, y)",
-    "crfsdca-exact": LISTS + "from crfsdca import CRF\nfit = " + CALL.format(
-        extra=", dual_store='exact'") + ".fit(X, y)",
+    "crfsdca-compact": LISTS + "from crfsdca import CRF\nfit = " + CALL.format(
+        extra=", dual_store='compact'") + ".fit(X, y)",
     "crfsdca-float32": LISTS + "from crfsdca import CRF\nfit = " + CALL.format(
         extra=", store_dtype='float32'") + ".fit(X, y)",
     "crfsdca-stream": ("items = 0\nfrom crfsdca import CRF\nfit = "

@@ -8,12 +8,13 @@ import string
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import sklearn.utils
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import BaseEstimator, clone
-from sklearn.model_selection import GridSearchCV
+from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
 
 from crfsdca import CRF
 
@@ -65,3 +66,26 @@ def test_a_fit_and_a_prediction_import_no_scikit_learn():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_metadata_routing_passes_sample_weight_as_base_estimator_does():
+    """With routing on, ``set_fit_request(sample_weight=True)`` routes the weights through
+    a search as it does for a BaseEstimator; without the request the search refuses them."""
+    X = [[{"a": 1.0}, {"b": 1.0}]] * 6 + [[{"b": 1.0}, {"a": 1.0}]] * 6
+    y = [["A", "B"]] * 6 + [["B", "A"]] * 6
+    weights = np.tile([1.0, 1.0, 1.0, 0.5, 0.5, 0.5], 2)
+
+    def scoring(est, X, y):  # a number that moves with the fit's weighting
+        return float(np.abs(est.model_.weights).sum())
+
+    with sklearn.config_context(enable_metadata_routing=True):
+        crf = CRF(max_iterations=20).set_fit_request(sample_weight=True)
+        assert clone(crf).get_metadata_routing().fit.requests == {
+            "X_dev": None, "y_dev": None, "sample_weight": True}
+        scores = cross_val_score(crf, X, y, cv=KFold(2), scoring=scoring,
+                                 params={"sample_weight": weights})
+        plain = cross_val_score(CRF(max_iterations=20), X, y, cv=KFold(2), scoring=scoring)
+        assert not np.array_equal(scores, plain)  # the weights reached the fits
+        with pytest.raises(Exception, match="sample_weight"):
+            cross_val_score(CRF(max_iterations=3), X, y, cv=KFold(2), scoring=scoring,
+                            params={"sample_weight": weights})

@@ -287,10 +287,10 @@ def _corpus_entries(X: list[list], ids: dict[str, int], grow: bool):
     Dict items are read as their (key, value) pairs, and names and weights are made once
     per distinct pair (a corpus repeats most of them: CoNLL-2002 Dutch's tutorial features
     are 3.7 million pairs, 82,000 distinct): the ids and weights are the distinct pairs',
-    ``which`` (int32) the pair of each entry. A value equal to one met before under the
-    same key (1, 1.0 and True) is encoded as that one: the same name and weight; every
-    value's type is checked, so that one the item-by-item path refuses (1 + 0j) is
-    refused whatever it equals. Lists give each entry's own id and weight (``which``
+    ``which`` (int32 below 2^31 entries) the pair of each entry. A value equal to one met
+    before under the same key (1, 1.0 and True) is encoded as that one: the same name and
+    weight; every value's type is checked, so that one the item-by-item path refuses
+    (1 + 0j) is refused whatever it equals. Lists give each entry's own id and weight (``which``
     None)."""
     items = list(chain.from_iterable(X))
     kinds = set(map(type, items))
@@ -302,7 +302,8 @@ def _corpus_entries(X: list[list], ids: dict[str, int], grow: bool):
         pairs: dict = {}  # (key, value) -> its position among the distinct pairs
         try:
             which = np.fromiter(map(pairs.setdefault, chain.from_iterable(map(dict.items, items)),
-                                    map(len, repeat(pairs, n))), dtype=np.int32, count=n)
+                                    map(len, repeat(pairs, n))), count=n,
+                                dtype=np.int32 if n < 2**31 else np.int64)  # a pair < n
         except TypeError:  # an unhashable value: the item-by-item path reports it
             return None
         keys = list(map(itemgetter(0), pairs))

@@ -80,7 +80,7 @@ def _insertion_sorted(ids, weights, which, first, last, indices, values, out):
 def _token_csr(counts, ids, weights, which, indptr, indices, values, zeros):
     """Fill the CSR of the entries (``counts[t]`` of token t, in order; an id < 0 is left
     out) and the first ``len(zeros)`` zero-weight ones; returns (entries kept, zero-weight
-    entries, all of them counted)."""
+    entries), the latter counting those beyond ``len(zeros)`` too."""
     src = 0
     out = 0
     n_zero = 0
@@ -118,18 +118,20 @@ def token_csr(counts: np.ndarray, ids: np.ndarray, weights: np.ndarray,
     (attribute, token) pairs left out for their zero weight, an int64 array (m, 2) in
     token then attribute order. Ids below 0 (attributes a model lacks) are dropped.
 
-    With ``which`` (int32), entry k is the distinct entry ``which[k]`` of ``ids`` and
-    ``weights``: a corpus of dict items repeats a few thousand (key, value) pairs millions
-    of times, and nothing of entry length but ``which`` and the result is allocated
-    (CoNLL-2002 Dutch: 3.7 million entries, 220 MiB at encoding's peak before)."""
+    With ``which`` (int32 or int64), entry k is the distinct entry ``which[k]`` of ``ids``
+    and ``weights``: a corpus of dict items repeats a few thousand (key, value) pairs
+    millions of times, and no array of entry length but ``which``, one of booleans and the
+    result is allocated (CoNLL-2002 Dutch: 3.7 million entries, 220 MiB at encoding's
+    peak before). None, or an empty ``which`` with empty ``ids``, is each entry its own."""
     ids = np.asarray(ids, dtype=np.int64)
     weights = np.asarray(weights, dtype=np.float64)
-    which = NO_WHICH if which is None else np.asarray(which, dtype=np.int32)
+    which = NO_WHICH if which is None else np.asarray(which)
+    if len(which) and not 0 <= int(which.min()) <= int(which.max()) < len(ids):
+        raise IndexError(f"an entry's position is outside the {len(ids)} distinct entries")
     n = len(which) if len(which) else len(ids)
     counts = np.asarray(counts, dtype=np.int64)
     zero = weights == 0.0  # the zero-weight entries; repeats adding to 0 make more (rare)
-    capacity = int(np.bincount(which, minlength=len(ids))[zero].sum() if len(which)
-                   else zero.sum())
+    capacity = int(np.count_nonzero(zero[which]) if len(which) else zero.sum())
     while True:
         indptr = np.zeros(len(counts) + 1, dtype=np.int64)
         indices = np.empty(n, dtype=np.int32)

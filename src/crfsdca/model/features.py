@@ -59,11 +59,16 @@ NO_FREQ = np.zeros(0, dtype=np.float64)
 
 def state_pairs(train: Sequences, n_labels: int, seen: np.ndarray, freq: np.ndarray,
                 token_weight: np.ndarray | None = None) -> None:
-    """For each (attribute, label) pair a of the split's entries at the tokens labeled y
-    (row a K + y): ``seen`` = 1 where an entry of a nonzero value occurs, and ``freq`` +=
-    the values (times ``token_weight``, if given), added in entry order; an empty
-    ``seen`` or ``freq`` is skipped. One pass, nothing allocated per entry (CoNLL-2002
-    Dutch: 2.2 million entries, 90 MiB of index arrays when numpy did it)."""
+    """For each pair (attribute a, label y) of the split's entries of a at the tokens
+    labeled y (row a K + y): ``seen`` = 1 where an entry of a nonzero value occurs, and
+    ``freq`` += the values (times ``token_weight``, if given), added in entry order; an
+    empty ``seen`` or ``freq`` is skipped. One pass, nothing allocated per entry
+    (CoNLL-2002 Dutch: 2.2 million entries, 90 MiB of index arrays when numpy did it).
+    IndexError for an attribute or label beyond the rows (the kernel does not check)."""
+    rows = max(len(seen), len(freq))
+    if (train.nnz and (int(train.attr_indices.max()) + 1) * n_labels > rows
+            or train.n_tokens and int(train.labels.max()) >= n_labels):
+        raise IndexError(f"an attribute or label of the split is beyond the {rows} rows")
     _state_pairs(train.attr_indptr, train.attr_indices, train.attr_values, train.labels,
                  NO_FREQ if token_weight is None else token_weight, n_labels, seen, freq)
 

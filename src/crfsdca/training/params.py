@@ -5,16 +5,21 @@ scipy.stats, and pandas where installed): as much memory as a default fit's weig
 data on CoNLL-2002 Dutch. A fit, a prediction or a saved model uses nothing of it, so
 :class:`Params` gives the estimator what scikit-learn's tools call (``get_params`` and
 ``set_params`` for ``clone``, searches and pipelines; the tags; a repr that shows the
-parameters set), as scikit-learn's developer guide allows any estimator to; what needs
-scikit-learn's own classes (the tags, the notebook display) imports them when called, by
-which time the caller has imported scikit-learn. Held to ``BaseEstimator``'s behaviour by
-``tests/training/test_params.py``.
+parameters set; metadata routing), as scikit-learn's developer guide allows any estimator
+to; what needs scikit-learn's own classes (the tags, routing, the notebook display)
+imports them when called (a notebook's first display of an estimator imports it). Held
+to ``BaseEstimator``'s behaviour by ``tests/training/test_params.py``.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections import defaultdict
+
+_ROUTING = ("get_metadata_routing", "_get_metadata_request", "_get_default_requests",
+            "_get_class_level_metadata_request_values", "_build_request_for_signature")
+"""What scikit-learn's metadata routing asks of an estimator, besides ``set_*_request``."""
 
 
 class Params:
@@ -94,6 +99,19 @@ class Params:
             out.append(item)
         return "".join([*out, ")"])
 
+    def __getattr__(self, name: str):
+        """Metadata routing (``set_fit_request``, ``get_metadata_routing``...), which
+        scikit-learn's ``BaseEstimator`` gets from its routing mixin: taken from that mixin
+        when first asked for (``sklearn.set_config(enable_metadata_routing=True)``)."""
+        if name in _ROUTING or (name.startswith("set_") and name.endswith("_request")):
+            twin = _routing_twin(type(self))
+            attr = inspect.getattr_static(twin, name)
+            return attr.__get__(self, twin) if hasattr(attr, "__get__") else attr
+        prop = inspect.getattr_static(type(self), name, None)
+        if isinstance(prop, property):  # it raised an AttributeError (NotFittedError): again
+            return prop.__get__(self, type(self))
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def __sklearn_tags__(self):
         """``sklearn.base.BaseEstimator``'s tags (scikit-learn >= 1.6 asks for them)."""
         from sklearn.utils import Tags, TargetTags  # lazy: called by scikit-learn, loaded
@@ -106,3 +124,12 @@ class Params:
         from sklearn.utils import estimator_html_repr  # lazy: 0.9 s, for a notebook only
 
         return {"text/plain": repr(self), "text/html": estimator_html_repr(self)}
+
+
+@functools.cache
+def _routing_twin(cls: type) -> type:
+    """``cls`` with scikit-learn's routing mixin, whose methods read the estimator's
+    methods' signatures (``fit``'s ``sample_weight``...) as for any estimator."""
+    from sklearn.utils._metadata_requests import _MetadataRequester  # lazy: asked by sklearn
+
+    return type(cls.__name__, (cls, _MetadataRequester), {"__module__": cls.__module__})
