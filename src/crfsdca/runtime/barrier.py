@@ -29,8 +29,9 @@ ARRIVED, GENERATION, SLEEPERS = 0, 1, 2
 SPINS = 200_000  # atomic loads before sleeping: about 40-100 microseconds (measured:
 # 1M loads of an idle line take 0.18 ms here); a batch's threads wait that long at its
 # end, and a futex wake-up on a VM costs more than the spin
-PIPE_SPINS = 2_000  # a pipeline's wait (wait_at_least): loads before it sleeps (measured
-# against 200_000: the same seconds on two free cores, CoNLL-2000 and Dutch)
+PIPE_SPINS = 200_000  # a pipeline's wait (wait_at_least): loads before it sleeps. 2_000
+# (d7a310f) made the default fit on two free cores 1.45x slower (Dutch solver 4.8-6.0 s
+# against 3.2 s): numba's cache had kept the callers' old code when it was measured
 # the futex system call's number where it is known (Linux), else -1
 FUTEX = {"x86_64": 202, "aarch64": 98}.get(platform.machine(), -1) \
     if sys.platform.startswith("linux") else -1
