@@ -46,6 +46,43 @@ def certificate_holds(s, p):
     return gap
 
 
+def certificate_case(case):
+    """(problem, solver options) of a case of the certificate tests: ``ridge`` (none),
+    ``l1``, ``float32``, ``weights``, ``dense``, ``catalyst``, ``compact``, ``compact-l1``."""
+    p, kw = problem(), {}
+    if case in ("l1", "compact-l1"):
+        p = problem(l1=0.01)
+    if case == "float32":
+        kw = {"store_dtype": "float32"}
+    elif case == "weights":
+        p = problem(weights=np.random.default_rng(5).choice([0.0, 0.5, 1.0, 3.0], size=60))
+    elif case == "dense":
+        p = problem(dense=3)
+    elif case == "catalyst":
+        kw = {"catalyst": 3.0, "catalyst_floor": 0.3}
+    elif case.startswith("compact"):
+        kw = {"dual_store": "compact", "catalyst": 3.0, "catalyst_floor": 0.3}
+    return p, kw
+
+
+def reaches_the_optimum(s, p, rounds):
+    """Run ``rounds`` calls of n / 10 steps, none lowering the dual; then the gap is a
+    certificate, P is scipy's optimum within it, and the relative gap is below 0.05 (from
+    about 1 at the start)."""
+    _, p_star = lbfgs_optimum(p)
+    s.prepare()
+    dual = s.dual()
+    for _ in range(rounds):
+        s.run(p.n // 10)
+        now = s.dual()
+        assert now >= dual - 1e-12
+        dual = now
+    gap = certificate_holds(s, p)
+    P = primal(s.weights(), p.train, p.n_attributes, p.n_labels, p.lam)
+    assert -1e-10 <= P - p_star <= gap * (1 + 1e-9) + 1e-12
+    assert gap < 0.05 * P
+
+
 def steps_from(seq, w, mu_before, mu_after, A, K):
     """For each sequence whose unary marginals moved: whether they moved along
     nu_i(w) - mu_i (brute force over every labeling), the direction of a step taken at w."""
@@ -82,19 +119,8 @@ def test_minibatch_sdca_converges_to_the_optimum_with_every_sampler(sampler):
     """Batches of 3: the gap certificate stays exact, no batch lowers the dual, and P
     reaches scipy's optimum within the certified gap (weak duality, at any gap)."""
     p = problem(n=120)
-    _, p_star = lbfgs_optimum(p)
     s = make_solver("sdca", p, seed=1, batch_size=3, sampler=sampler)
-    s.prepare()
-    dual = s.dual()
-    for _ in range(200):
-        s.run(p.n // 10)
-        now = s.dual()
-        assert now >= dual - 1e-12
-        dual = now
-    gap = certificate_holds(s, p)
-    P = primal(s.weights(), p.train, p.n_attributes, p.n_labels, p.lam)
-    assert -1e-10 <= P - p_star <= gap * (1 + 1e-9) + 1e-12
-    assert gap < 0.05 * P  # from a relative gap of about 1 at the start
+    reaches_the_optimum(s, p, 200)
     # every draw is a step (of distinct sequences within a batch), the last draws that do
     # not fill a batch waiting for the next call
     assert 200 * (p.n // 10) - 2 <= s.counters()["updates"] <= 200 * (p.n // 10)
@@ -102,18 +128,7 @@ def test_minibatch_sdca_converges_to_the_optimum_with_every_sampler(sampler):
 
 @pytest.mark.parametrize("case", ["l1", "float32", "weights", "dense", "catalyst"])
 def test_minibatch_sdca_keeps_its_certificate(case):
-    kw = {}
-    p = problem()
-    if case == "l1":
-        p = problem(l1=0.01)
-    elif case == "float32":
-        kw = {"store_dtype": "float32"}
-    elif case == "weights":
-        p = problem(weights=np.random.default_rng(5).choice([0.0, 0.5, 1.0, 3.0], size=60))
-    elif case == "dense":
-        p = problem(dense=3)
-    else:
-        kw = {"catalyst": 3.0, "catalyst_floor": 0.3}
+    p, kw = certificate_case(case)
     s = make_solver("sdca", p, seed=0, batch_size=4, **kw)
     s.prepare()
     for _ in range(150):

@@ -6,10 +6,15 @@ one model per seed on one thread or two."""
 import numpy as np
 import pytest
 from helpers.bruteforce import random_split
-from helpers.scipy_reference import lbfgs_optimum
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_minibatch import certificate_holds, problem, steps_from
+from test_minibatch import (
+    certificate_case,
+    certificate_holds,
+    problem,
+    reaches_the_optimum,
+    steps_from,
+)
 
 from crfsdca.data.radii import squared_radii
 from crfsdca.model.objective import primal
@@ -46,40 +51,12 @@ def test_each_step_reads_the_weights_of_before_the_previous_move():
 @pytest.mark.parametrize("sampler", list(SAMPLERS))
 def test_pipelined_sdca_converges_to_the_optimum_with_every_sampler(sampler):
     p = problem(n=120)
-    _, p_star = lbfgs_optimum(p)
     s = make_solver("sdca", p, seed=1, pipeline=True, threads=2, sampler=sampler)
-    s.prepare()
-    dual = s.dual()
-    for _ in range(150):
-        s.run(p.n // 10)
-        now = s.dual()
-        assert now >= dual - 1e-12
-        dual = now
-    gap = certificate_holds(s, p)
-    P = primal(s.weights(), p.train, p.n_attributes, p.n_labels, p.lam)
-    assert -1e-10 <= P - p_star <= gap * (1 + 1e-9) + 1e-12
-    assert gap < 0.05 * P
+    reaches_the_optimum(s, p, 150)
     assert s.counters()["updates"] == 150 * (p.n // 10)
 
 
 CASES = ["ridge", "l1", "float32", "weights", "dense", "catalyst", "compact", "compact-l1"]
-
-
-def _case(case):
-    p, kw = problem(), {}
-    if case in ("l1", "compact-l1"):
-        p = problem(l1=0.01)
-    if case == "float32":
-        kw = {"store_dtype": "float32"}
-    elif case == "weights":
-        p = problem(weights=np.random.default_rng(5).choice([0.0, 0.5, 1.0, 3.0], size=60))
-    elif case == "dense":
-        p = problem(dense=3)
-    elif case == "catalyst":
-        kw = {"catalyst": 3.0, "catalyst_floor": 0.3}
-    elif case.startswith("compact"):
-        kw = {"dual_store": "compact", "catalyst": 3.0, "catalyst_floor": 0.3}
-    return p, kw
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -87,7 +64,7 @@ def test_pipelined_sdca_keeps_its_certificate_and_its_model_on_any_thread_count(
     """On one thread and two, and run to run: the same weights, marginals and dual, bit for
     bit, and a certified gap near 0 (w the primal image of the marginals where the store
     is exact)."""
-    p, kw = _case(case)
+    p, kw = certificate_case(case)
     runs = []
     for threads in (1, 2, 2):
         s = make_solver("sdca", p, seed=0, pipeline=True, threads=threads, **kw)

@@ -37,7 +37,7 @@ def crfsuite_mask(train: Sequences, n_attributes: int, n_labels: int,
     if possible_states:
         E[:] = 1
     else:
-        state_pairs(train, n_labels, mask[: E.size], NO_FREQ)
+        state_pairs(train, n_labels, seen=mask[: E.size])
         if zero_entries is not None and len(zero_entries):
             E[zero_entries[:, 0], train.labels[zero_entries[:, 1]]] = 1
     E[train.dense_attr] = 1
@@ -54,23 +54,27 @@ def crfsuite_mask(train: Sequences, n_attributes: int, n_labels: int,
     return mask
 
 
-NO_FREQ = np.zeros(0, dtype=np.float64)
+_NO_FLAGS = np.zeros(0, dtype=np.uint8)
+_NO_FLOATS = np.zeros(0, dtype=np.float64)
 
 
-def state_pairs(train: Sequences, n_labels: int, seen: np.ndarray, freq: np.ndarray,
+def state_pairs(train: Sequences, n_labels: int, seen: np.ndarray | None = None,
+                freq: np.ndarray | None = None,
                 token_weight: np.ndarray | None = None) -> None:
     """For each pair (attribute a, label y) of the split's entries of a at the tokens
     labeled y (row a K + y): ``seen`` = 1 where an entry of a nonzero value occurs, and
-    ``freq`` += the values (times ``token_weight``, if given), added in entry order; an
-    empty ``seen`` or ``freq`` is skipped. One pass, nothing allocated per entry
-    (CoNLL-2002 Dutch: 2.2 million entries, 90 MiB of index arrays when numpy did it).
-    IndexError for an attribute or label beyond the rows (the kernel does not check)."""
+    ``freq`` += the values (times ``token_weight``, if given), added in entry order; either
+    may be None. One pass, nothing allocated per entry (CoNLL-2002 Dutch: 2.2 million
+    entries, 90 MiB of index arrays when numpy did it). IndexError for an attribute or
+    label beyond the rows (the kernel does not check)."""
+    seen = _NO_FLAGS if seen is None else seen
+    freq = _NO_FLOATS if freq is None else freq
     rows = max(len(seen), len(freq))
     if (train.nnz and (int(train.attr_indices.max()) + 1) * n_labels > rows
             or train.n_tokens and int(train.labels.max()) >= n_labels):
         raise IndexError(f"an attribute or label of the split is beyond the {rows} rows")
     _state_pairs(train.attr_indptr, train.attr_indices, train.attr_values, train.labels,
-                 NO_FREQ if token_weight is None else token_weight, n_labels, seen, freq)
+                 _NO_FLOATS if token_weight is None else token_weight, n_labels, seen, freq)
 
 
 @njit(**NJIT)
@@ -85,7 +89,7 @@ def _state_pairs(indptr, indices, values, labels, token_weight, K, seen, freq):
             if len(seen) and v != 0.0:
                 seen[row] = 1
             if len(freq):
-                freq[row] += v * scale if len(token_weight) else v
+                freq[row] += v * scale  # scale 1.0 without weights: v exactly
 
 
 NO_MASK = np.zeros(0, dtype=np.uint8)

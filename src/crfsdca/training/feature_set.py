@@ -24,8 +24,6 @@ from ..data.sequences import Sequences
 from ..model.features import crfsuite_mask, state_pairs
 from ..model.layout import WeightLayout
 
-NO_SEEN = np.zeros(0, dtype=np.uint8)
-
 
 def crfsuite_feature_mask(train: Sequences, n_attributes: int, n_labels: int,
                           possible_states: bool = False, possible_transitions: bool = False,
@@ -43,7 +41,7 @@ def crfsuite_feature_mask(train: Sequences, n_attributes: int, n_labels: int,
     labels = train.labels.astype(np.int64)
     token_weight = np.repeat(train.weights, train.lengths()) if train.weighted else None
     freq = np.zeros(A * K)
-    state_pairs(train, K, NO_SEEN, freq, token_weight)
+    state_pairs(train, K, freq=freq, token_weight=token_weight)
     mask[: A * K] &= freq >= min_freq
     layout.emission(mask)[train.dense_attr] = 1
     inner = np.ones(train.n_tokens, dtype=bool)
