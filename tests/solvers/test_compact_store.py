@@ -77,6 +77,23 @@ def test_compact_sdca_converges_with_a_certificate_at_every_epoch():
     assert value == pytest.approx(p_star, abs=1e-10)
 
 
+def test_a_block_without_mass_on_a_label_still_moves():
+    """A block at a chain whose probabilities underflowed to 0 (here every block, at the
+    gold labels' exact Dirac) must move where the model gives those labels mass: the
+    bound's slope at 0 is infinite there. Summed over the positive entries alone it was
+    0 on one-token sequences, which then never moved (46% of steps null, the relative
+    gap stuck at 2e-2; the exact store: 5e-4)."""
+    p = Problem(synthetic_sequences(60, 1, 4, 3, 12, 3, seed=3), 12, 3, 0.1 / 60)
+    _, p_star = lbfgs_optimum(p)
+    s = SDCA(p, sampler="gap", seed=1, dual_store="compact", init_c=1000.0)
+    assert np.count_nonzero(s.state.mu_unary == 0.0) > 0  # the start has exact zeros
+    s.run(100 * p.n)
+    value = primal(s.weights(), p.train, p.n_attributes, p.n_labels, p.lam)
+    assert (value - s.dual()) / value < 1e-3
+    assert value == pytest.approx(p_star, rel=1e-3)
+    assert np.count_nonzero(s.state.mu_unary == 0.0) == 0
+
+
 def test_the_weights_are_w_hat_of_the_compact_store_and_the_gaps_its_mean():
     """w = (1/(lam n)) sum_i (F(x_i, y_i) - E_mu_i[F]) from the unary marginals and the
     pairwise sums alone; after a refresh, P(w) - D = the mean of the stored gaps."""

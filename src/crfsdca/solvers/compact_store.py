@@ -89,6 +89,18 @@ def _moving_position(d_unary, T, K):
     return where
 
 
+@njit(inline="always", **NJIT)
+def _opens_support(a, d, K):
+    """Whether the step gives mass to a label that the position's marginals give none
+    (a block that reached a chain whose probabilities underflowed to 0): there
+    -d log(a + gamma d) makes the bound's slope at gamma = 0 infinite, which a sum over
+    the positive entries alone would leave out, and the block would never move again."""
+    for k in range(K):
+        if a[k] <= 0.0 < d[k]:
+            return True
+    return False
+
+
 @njit(**NJIT)
 def _position_entropy(a, d, K, gamma):
     """H(a + gamma d) over K entries."""
@@ -121,14 +133,15 @@ def bound_line_search(blk, buf, mu_unary, d_unary, h_old, h_nu, tol):
     h_a = _position_entropy(a, d, K, 0.0)
     h_b = _position_entropy(a, d, K, 1.0)
     slope = h_nu - h_old + h_a - h_b  # B'(gamma) = slope - sum d log(a + gamma d)
-    fp0 = _slope(blk, buf, mu_unary, a0, d, slope, 0.0)[0]
+    fp0 = np.inf if _opens_support(a, d, K) else _slope(blk, buf, mu_unary, a0, d, slope,
+                                                         0.0)[0]
     if not fp0 > 0.0:
         return 0.0, 1, h_old
     fp1 = _slope(blk, buf, mu_unary, a0, d, slope, 1.0)[0]
     gamma, evals = 1.0, 2
     if fp1 < 0.0:
         lo, hi = 0.0, 1.0
-        gamma = fp0 / (fp0 - fp1)
+        gamma = fp0 / (fp0 - fp1) if fp0 < np.inf else 0.5
         fp_prev = np.inf
         for _ in range(MAX_LINE_SEARCH_ITERATIONS):
             fp, fpp, _ = _slope(blk, buf, mu_unary, a0, d, slope, gamma)
