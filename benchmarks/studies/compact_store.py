@@ -66,7 +66,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--datasets", nargs="+", default=["ner", "chunk"])
     ap.add_argument("--c1", nargs="+", type=float, default=[0.0, 0.1])
-    ap.add_argument("--c2", nargs="+", type=float, default=[0.1, 0.01])
+    ap.add_argument("--c2", nargs="+", type=float, default=[0.1, 0.01, 0.0026])
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--limit", type=int, help="the first LIMIT training sequences")
     ap.add_argument("--json", type=Path)

@@ -246,10 +246,10 @@ class CRF(Params):
         ``sdca``: ``"compact"`` keeps each sequence's pairwise marginals summed and a
         lower bound of its entropy in place of every edge's pairwise marginals (CoNLL-2000:
         a store of 72 MB in place of 823), the step maximizing the dual with that bound;
-        the gap stays a certificate; faster at c2 >= 0.01 where measured, but with
-        Catalyst at c2 = 0.0026 on Dutch NER it stalled at a relative gap of 5e-3 (not
-        with ``store_dtype="float32"``, transition attributes or ``batch_size`` > 1).
-        None: ``"exact"``, the paper's store.
+        the gap stays a certificate. ``"exact"`` is the paper's store (what
+        ``store_dtype="float32"``, transition attributes and ``batch_size`` > 1 need).
+        None: ``"compact"``, or ``"exact"`` with transition attributes, a ``batch_size``
+        > 1 or ``store_dtype="float32"``.
     store_window : float, default None
         ``sdca``: MiB of the stored marginals the draws keep to at a time (consecutive
         sequences drawn among themselves, one draw each, then the next ones), so that a
@@ -545,6 +545,10 @@ class CRF(Params):
         attributes, edge_names, train, zero_entries = self._split_transitions(
             attributes, train, zero_entries, continuing)
         A, K, E = len(attributes), len(labels), len(edge_names)
+        if E and self.dual_store is None and config.options.get("dual_store") == "compact":
+            # transition attributes need every edge's pairwise marginals: the default store
+            # is the exact one for them
+            config = config.spec.configure({**config.options, "dual_store": "exact"})
         sampled, train = train, fit_weights(train, labels.strings(), self.class_weight)
         if train.n_dense and self.save_dual:
             raise ConfigError("save_dual: a dual file does not hold array attributes (a "
@@ -733,6 +737,9 @@ class CRF(Params):
         """How a fit by ``algorithm`` runs with these parameters."""
         params = self.get_params(deep=False)
         given = {k: params[k] for k in SOLVER_PARAMETERS}
+        if given.get("dual_store") is None and ((given.get("batch_size") or 1) > 1
+                                                or given.get("store_dtype") == "float32"):
+            given["dual_store"] = "exact"  # the default store for what needs the exact one
         own_epsilon = any(o.crfsuite == "epsilon" for o in SOLVERS[algorithm].options)
         if own_epsilon:  # the solver's own test is CRFsuite's epsilon (L-BFGS)
             given["epsilon"] = self.epsilon

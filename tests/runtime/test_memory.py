@@ -300,8 +300,8 @@ def test_a_cgroup_leaves_its_limit_less_what_it_cannot_take_back(monkeypatch, fi
 
 
 def test_the_compact_store_shrinks_to_a_file_only(monkeypatch, tmp_path):
-    """The compact store has no float32 form: where it would not fit, the fit puts it in
-    a file, float64 kept, the same model."""
+    """The default (compact) store has no float32 form: where it would not fit, the fit
+    puts it in a file, float64 kept, the same model."""
     from crfsdca import CRF
     from crfsdca.cli.precompile import tiny_data
     from crfsdca.data.items import Vocabulary, encode
@@ -315,10 +315,10 @@ def test_the_compact_store_shrinks_to_a_file_only(monkeypatch, tmp_path):
     wide, on_disk = (solver_config("sdca", options).train_bytes(sizes) for options in (
         {"dual_store": "compact"}, {"dual_store": "compact", "store_dir": str(tmp_path)}))
     assert on_disk < wide
-    in_memory = CRF(c2=0.1, max_iterations=2, dual_store="compact").fit(X, y)
+    in_memory = CRF(c2=0.1, max_iterations=2).fit(X, y)
     monkeypatch.setattr(memory, "available", lambda: ((wide + on_disk) // 2, "test limit"))
     with pytest.warns(RuntimeWarning, match="store_dir='.+' so that the state fits"):
-        paged = CRF(c2=0.1, max_iterations=2, dual_store="compact").fit(X, y)
+        paged = CRF(c2=0.1, max_iterations=2).fit(X, y)
     assert paged.training_log_.method["store_dtype"] == "float64"
     assert paged.training_log_.method["dual_store"] == "compact"
     assert np.array_equal(paged.model_.weights, in_memory.model_.weights)

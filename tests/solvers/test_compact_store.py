@@ -143,13 +143,19 @@ def test_the_default_fit_on_the_compact_store_reaches_the_same_optimum():
 
 
 def test_the_default_store_and_what_the_compact_one_does_not_run_with():
-    """The estimator's default is the exact store; asked for by name, the compact store
-    refuses what needs every edge's pairwise marginals (transition attributes), mini-batches
-    and a float32 store, in one line."""
+    """The estimator's default is the compact store, the exact one where a fit needs
+    every edge's pairwise marginals (transition attributes), runs mini-batches or asks
+    for a float32 store; asked for by name, the compact store refuses them in one
+    line."""
     X, y = small_corpus(n=40, seed=2)
     assert crfsdca.CRF(max_iterations=2).fit(X, y).training_log_.method["dual_store"] == \
-        "exact"
+        "compact"
+    for params in ({"batch_size": 4}, {"store_dtype": "float32"}):
+        fit = crfsdca.CRF(max_iterations=2, **params).fit(X, y)
+        assert fit.training_log_.method["dual_store"] == "exact"
     Xe = [[{**item, "prev:" + str(t % 2): 1.0} for t, item in enumerate(s)] for s in X]
+    edges = crfsdca.CRF(max_iterations=2, transition_prefix="prev:").fit(Xe, y)
+    assert edges.training_log_.method["dual_store"] == "exact"
     p = small_problem(n=20)
     for options, why in (({"store_dtype": "float32"}, "store_dtype float32"),
                          ({"batch_size": 4}, "batch_size > 1")):
@@ -163,8 +169,7 @@ def test_the_default_store_and_what_the_compact_one_does_not_run_with():
 
 def test_a_store_in_a_file_trains_the_same_model(tmp_path):
     X, y = small_corpus(n=120, seed=4)
-    fits = [crfsdca.CRF(c2=0.1, store_dir=where, dual_store="compact").fit(X, y)
-            for where in (None, str(tmp_path))]
+    fits = [crfsdca.CRF(c2=0.1, store_dir=where).fit(X, y) for where in (None, str(tmp_path))]
     assert np.array_equal(fits[0].model_.weights, fits[1].model_.weights)
     assert list(tmp_path.iterdir()) == []  # the store's file removed as soon as it is made
 
@@ -176,20 +181,20 @@ def test_a_compact_fit_continues_from_its_dual_state(tmp_path):
     X, y = small_corpus(n=200, seed=5)
     model = tmp_path / "m.h5"
     first = crfsdca.CRF(c2=0.1, max_iterations=3, model_filename=str(model),
-                        save_dual=True, dual_store="compact").fit(X, y)
+                        save_dual=True).fit(X, y)
     state = load_dual(dual_path(model), first.model_)
     assert state["entropies"].shape == (len(X),)
-    cont = crfsdca.CRF(epsilon=1e-6, dual_store="compact")
+    cont = crfsdca.CRF(epsilon=1e-6)
     cont.continue_from(model)
     cont.fit(X, y)
-    fresh = crfsdca.CRF(c2=0.1, epsilon=1e-6, dual_store="compact").fit(X, y)
+    fresh = crfsdca.CRF(c2=0.1, epsilon=1e-6).fit(X, y)
     a, b = cont.training_log_[-1], fresh.training_log_[-1]
     assert abs(a["loss"] - b["loss"]) <= a["gap"] + b["gap"]
     assert cont.training_log_[0]["gap"] < 0.5 * fresh.training_log_[0]["gap"]
     exact_model = tmp_path / "e.h5"
     crfsdca.CRF(c2=0.1, max_iterations=3, dual_store="exact", model_filename=str(exact_model),
                 save_dual=True).fit(X, y)
-    on_compact = crfsdca.CRF(max_iterations=1, dual_store="compact")
+    on_compact = crfsdca.CRF(max_iterations=1)
     on_compact.continue_from(exact_model)
     on_compact.fit(X, y)
     assert on_compact.training_log_[0]["gap"] < 0.5 * fresh.training_log_[0]["gap"]

@@ -119,9 +119,8 @@ SDCA_OPTIONS = OptionTable("sdca", [
            "store and line search; compact: each sequence's pairwise marginals summed and a "
            "lower bound of its entropy, n K^2 in place of (N - n) K^2 floats, the step "
            "maximizing the dual with that bound (math.md section 5.6; the gap stays a "
-           "certificate; with Catalyst at a small lambda n it can stall: docs/benchmarks.md "
-           "'The compact store in the library')", choices=("exact", "compact"),
-           label="store={value}"),
+           "certificate)", choices=("exact", "compact"), label="store={value}",
+           crfsuite_default="compact"),
     Option("init_c", float, 10.0, "constant c of the smoothed-Dirac initialization "
            "(math.md section 5.1)",
            bounds="[0, inf)"),
