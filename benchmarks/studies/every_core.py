@@ -4,8 +4,8 @@ Question: How much sooner than sklearn-crfsuite's tutorial call is `crfsdca.CRF`
     default fit on this machine's cores and on one, with pipelined SDCA (the default) and
     with sequential SDCA (`pipeline=False`, the default before)?
 Date: 2026-11-30
-Commit: 5e839e8 (the c2 = 0.01 rows, runs/every_core_small_c2.json: d7a310f, the same
-    step with the pipeline's shorter spin)
+Commit: 5e839e8, the exact store (the c2 = 0.01 rows, runs/every_core_small_c2.json:
+    0ec5e39, the compact store the default)
 Answer: 2 cores, medians of 3 alternated fits, at (c1, c2) = (0, 0.1) / (0, 1) / (0.1,
     0.1) / (0.1, 1). CoNLL-2000: the default (pipelined) fit 4.08x / 6.12x / 3.22x /
     4.59x sklearn-crfsuite's tutorial call, sequential SDCA on the same two threads 3.11x
@@ -15,9 +15,11 @@ Answer: 2 cores, medians of 3 alternated fits, at (c1, c2) = (0, 0.1) / (0, 1) /
     3.05x / 5.04x, lbfgs 3.47x / 3.37x / 3.29x / 3.33x. The epochs of the two schedules
     equal on CoNLL-2000, within 8% on Dutch; the objective lower than sklearn-crfsuite's
     in every cell, test F1 within 0.01 points on CoNLL-2000. At c2 = 0.01 (c1 = 0 /
-    0.1): Dutch 2.44x / 2.39x on both cores, 1.96x / 1.62x on one; CoNLL-2000 2.23x /
-    1.55x and 1.56x / 0.95x. Tables: docs/benchmarks.md ("The default fit on every
-    core", "Pipelined SDCA"), from runs/every_core.json and runs/every_core_small_c2.json.
+    0.1), the compact store: Dutch 3.58x / 2.78x on both cores, 2.43x / 1.88x on one;
+    CoNLL-2000 3.38x / 1.57x and 2.30x / 1.07x (the exact store at d7a310f: Dutch 2.44x /
+    2.39x and 1.96x / 1.62x, CoNLL-2000 2.23x / 1.55x and 1.56x / 0.95x). Tables:
+    docs/benchmarks.md ("The default fit on every core", "Pipelined SDCA"), from
+    runs/every_core.json and runs/every_core_small_c2.json.
 
 Data: CoNLL-2002 Dutch NER with the tutorial's features and CoNLL-2000 chunking with
 CRFsuite's example features (``practitioner.load``). Cells: c1 in {0, 0.1} x c2 in

@@ -23,8 +23,8 @@ Each fit runs in a fresh process (the items built there, then the fit), and the 
 resident memory of that process (``ru_maxrss``) is read by the parent; the items alone
 (a process that builds them and stops) are measured too, so that the fit's own share is
 the difference. crfsdca: ``CRF(c1=0.1, c2=0.1, all_possible_transitions=True)`` (the
-default algorithm, SDCA, with its default dual state, the paper's store), the same with
-the compact store (``crfsdca-compact``, ``dual_store="compact"``), with
+default algorithm, SDCA, with its default dual state, the compact store), the same with
+the paper's store (``crfsdca-exact``, ``dual_store="exact"``), with
 ``store_dtype="float32"`` (which takes the exact store), on a generator of the items
 (``crfsdca-stream``), and on a ``crfsdca.Corpus`` of them made by an earlier process
 (``crfsdca-corpus``: the items never in the measured process, their encoding read from
@@ -94,8 +94,8 @@ CALL = "CRF(c1=0.1, c2=0.1, all_possible_transitions=True{extra})"
 FITS = {
     "items": LISTS + "fit = None",
     "crfsdca": LISTS + "from crfsdca import CRF\nfit = " + CALL.format(extra="") + ".fit(X, y)",
-    "crfsdca-compact": LISTS + "from crfsdca import CRF\nfit = " + CALL.format(
-        extra=", dual_store='compact'") + ".fit(X, y)",
+    "crfsdca-exact": LISTS + "from crfsdca import CRF\nfit = " + CALL.format(
+        extra=", dual_store='exact'") + ".fit(X, y)",
     "crfsdca-float32": LISTS + "from crfsdca import CRF\nfit = " + CALL.format(
         extra=", store_dtype='float32'") + ".fit(X, y)",
     "crfsdca-stream": ("items = 0\nfrom crfsdca import CRF\nfit = "
