@@ -5,19 +5,19 @@ Question: How much memory does the default ``CRF()`` fit take, as a multiple of
     tutorial's features, CoNLL-2000 chunking) and on the vendored dataset with the largest
     dual state (the POS treebank sample, K = 45, CRFsuite's feature set)?
 Date: 2026-11-30
-Commit: 164f072 (encoding and the feature set without per-entry index arrays, bb30404;
-    the estimator without scikit-learn's import)
-Answer: The default fit (the paper's store) from lists: 1.39x sklearn-crfsuite's peak on
-    Dutch NER, 1.41x on Spanish NER, 2.36x on CoNLL-2000 and 5.60x on the POS sample
-    (K = 45), from 1.67x, 1.55x, 2.46x and 5.78x before those two commits; with
-    dual_store="compact" 1.16x, 1.11x, 1.40x and 2.13x (the 1.2x and 2x of issue 57 met
-    on the two NER sets, not on CoNLL-2000 and the POS sample, whose dense A x K weight
-    vectors are most of what is left); float32 store 1.24x, 1.23x, 1.82x, 3.75x. On a
-    generator of the same items, never held whole: 1.04x, 1.05x, 2.05x, 5.48x; on a
-    crfsdca.Corpus made by an earlier process: 1.06x, 1.08x, 1.97x, 5.38x (both with the
-    default store). A fit's process without data is 212 MiB (sklearn-crfsuite's 142):
-    numba's import and its first kernel are 130 of it. Table: docs/benchmarks.md ("Bigger
-    than memory"), from runs/peak_memory.json.
+Commit: 7c25e4a (the compact store the default again; the encoding and the estimator of
+    bb30404 and 164f072)
+Answer: The default fit (the compact store) from lists: 1.15x sklearn-crfsuite's peak on
+    Dutch NER, 1.11x on Spanish NER, 1.40x on CoNLL-2000 and 2.14x on the POS sample
+    (K = 45): issue 57's 1.2x met on the two NER sets, not on CoNLL-2000, and its 2x
+    missed by 0.14 on the POS sample, whose dense A x K weight vectors are most of what
+    is left. With the paper's store (the default from 408d1cd to 5355aa6): 1.39x, 1.41x,
+    2.36x, 5.61x; a float32 store (which takes the paper's) 1.24x, 1.24x, 1.82x, 3.75x.
+    On a generator of the same items, never held whole: 0.80x, 0.75x, 1.07x, 2.01x; on a
+    crfsdca.Corpus made by an earlier process: 0.82x, 0.77x, 0.99x, 1.92x. A fit's
+    process without data is 212 MiB (sklearn-crfsuite's 142): numba's import and its
+    first kernel are 130 of it. Table: docs/benchmarks.md ("Bigger than memory"), from
+    runs/peak_memory.json.
 
 Each fit runs in a fresh process (the items built there, then the fit), and the peak
 resident memory of that process (``ru_maxrss``) is read by the parent; the items alone
