@@ -249,5 +249,7 @@ def learn(problem: Problem, config: SolverConfig, seed: int = 0,
                       phases={"setup": done.setup_seconds, "solver": result.solver_seconds},
                       counters={**solver.counters(),
                                 **{f"cycles_{k}": v for k, v in cycles.items()}})
-    return Learned(np.array(solver.weights(), copy=True), log, result.status,
-                   result.solver_seconds, marginals, solver.config())
+    # the solver ends here: its weights are taken, not copied (a copy of the d weights
+    # while the solver's state is alive was the default fit's peak)
+    return Learned(solver.weights(), log, result.status, result.solver_seconds,
+                   marginals, solver.config())
