@@ -5,16 +5,18 @@ Question: How much memory does the default ``CRF()`` fit take, as a multiple of
     tutorial's features, CoNLL-2000 chunking) and on the vendored dataset with the largest
     dual state (the POS treebank sample, K = 45, CRFsuite's feature set)?
 Date: 2026-11-30
-Commit: 7c25e4a (the compact store the default again; the encoding and the estimator of
-    bb30404 and 164f072)
-Answer: The default fit (the compact store) from lists: 1.15x sklearn-crfsuite's peak on
-    Dutch NER, 1.11x on Spanish NER, 1.40x on CoNLL-2000 and 2.14x on the POS sample
-    (K = 45): issue 57's 1.2x met on the two NER sets, not on CoNLL-2000, and its 2x
-    missed by 0.14 on the POS sample, whose dense A x K weight vectors are most of what
-    is left. With the paper's store (the default from 408d1cd to 5355aa6): 1.39x, 1.41x,
-    2.36x, 5.61x; a float32 store (which takes the paper's) 1.24x, 1.24x, 1.82x, 3.75x.
-    On a generator of the same items, never held whole: 0.80x, 0.75x, 1.07x, 2.01x; on a
-    crfsdca.Corpus made by an earlier process: 0.82x, 0.77x, 0.99x, 1.92x. A fit's
+Commit: 263063f (learn takes the finished solver's weights rather than a copy; the compact
+    store the default since 0ec5e39)
+Answer: The default fit (the compact store) from lists: 1.14x sklearn-crfsuite's peak on
+    Dutch NER, 1.10x on Spanish NER, 1.33x on CoNLL-2000 and 1.96x on the POS sample
+    (K = 45): issue 57's 1.2x met on the two NER sets, not on CoNLL-2000, whose dense
+    A x K weight vectors (four of 56 MiB in Catalyst's loop with the elastic net) are
+    most of what is left; its 2x met on the POS sample. (Before 263063f the weights were
+    copied while the solver's state was alive, the fit's peak: 1.15x, 1.11x, 1.40x,
+    2.14x.) With the paper's store (the default from 408d1cd to 5355aa6): 1.38x, 1.40x,
+    2.28x, 5.43x; a float32 store (which takes the paper's) 1.23x, 1.23x, 1.75x, 3.58x.
+    On a generator of the same items, never held whole: 0.80x, 0.74x, 0.99x, 1.84x; on a
+    crfsdca.Corpus made by an earlier process: 0.81x, 0.77x, 0.91x, 1.74x. A fit's
     process without data is 212 MiB (sklearn-crfsuite's 142): numba's import and its
     first kernel are 130 of it. Table: docs/benchmarks.md ("Bigger than memory"), from
     runs/peak_memory.json.
