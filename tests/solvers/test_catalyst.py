@@ -32,13 +32,14 @@ def inner_problem_gap(p, s):
     u = p.lam * weights_from_marginals(mu_u, mu_p, p.train, p.n_attributes, p.n_labels,
                                        p.lam, p.feature_mask)
     lam2 = p.lam + c.kappa
-    w_mu = soft_threshold((u + c.kappa * c.center) / lam2, p.l1 / lam2)
+    y = c.dense(c.center)  # kept on the feature set when there is a mask
+    w_mu = soft_threshold((u + c.kappa * y) / lam2, p.l1 / lam2)
     g_in = (0.5 * p.lam * w_mu @ w_mu + p.l1 * np.abs(w_mu).sum()
-            + 0.5 * c.kappa * (w_mu - c.center) @ (w_mu - c.center))
+            + 0.5 * c.kappa * (w_mu - y) @ (w_mu - y))
     ent = sequence_entropies(mu_u, mu_p, p.n_labels, p.train.offsets, np.empty(p.n))
     d_inner = ent.mean() - (u @ w_mu - g_in)
     w = np.asarray(s.state.w)  # the inner iterate (weights() is x_k at a round's end)
-    p_inner = P(p, w) + 0.5 * c.kappa * (w - c.center) @ (w - c.center)
+    p_inner = P(p, w) + 0.5 * c.kappa * (w - y) @ (w - y)
     return p_inner - d_inner, w_mu
 
 
@@ -145,7 +146,7 @@ def test_every_round_starts_with_fresh_gaps_and_knows_its_objective(l1):
     assert s.objective() is None  # inside a round: the stored gaps are stale
     s.run(p.n - p.n // 2)
     assert s.catalyst.rounds == 1
-    x_k, moved = np.array(s.catalyst.previous), np.array(s.state.w)
+    x_k, moved = s.catalyst.dense(s.catalyst.previous), np.array(s.state.w)
     best = min(P(p, x_k), P(p, moved))
     assert P(p, moved) > P(p, x_k)  # the extrapolated point, early: far worse
     assert s.objective() == pytest.approx(P(p, s.weights()), rel=1e-10, abs=1e-13)
@@ -169,7 +170,7 @@ def test_a_round_offers_the_better_of_its_two_certified_points(seed, ratio, l1, 
     p = l1_problem(l1=l1, seed=seed % 50, n=12)
     s = make_solver("sdca", p, seed=seed, catalyst=ratio)
     s.run(rounds * p.n)
-    values = [P(p, np.array(s.catalyst.previous)), P(p, np.array(s.state.w))]
+    values = [P(p, s.catalyst.dense(s.catalyst.previous)), P(p, np.array(s.state.w))]
     assert P(p, s.weights()) == pytest.approx(min(values), rel=1e-10, abs=1e-13)
     assert s.gap_estimate() == pytest.approx(P(p, s.weights()) - s.dual(), rel=1e-8,
                                              abs=1e-12)
@@ -286,3 +287,50 @@ def test_verbose_without_l2_is_the_same_clear_error():
     for verbose in (False, True):
         with pytest.raises(ConfigError, match="L2"):
             CRF(c2=0.0, max_iterations=1, verbose=verbose).fit(X, y)
+
+
+@pytest.mark.parametrize("l1", [0.0, 0.03])
+def test_points_on_the_feature_set_run_as_dense_ones(l1, monkeypatch):
+    """With a feature mask the loop keeps y and x_k on the feature set alone (v and w are
+    0 off it): the iterates are those of dense points, bit for bit, round after round;
+    the certificate and the final weights (x_k made in v's array) agree."""
+    import crfsdca.solvers.sdca as sdca
+
+    p = l1_problem(l1=l1, masked=True)
+    kept = make_solver("sdca", p, seed=3, catalyst=3.0)
+    assert len(kept.catalyst.center) == int(p.feature_mask.sum()) < p.dim
+    monkeypatch.setattr(sdca, "_catalyst_support", lambda p, w: None)
+    dense = make_solver("sdca", p, seed=3, catalyst=3.0)
+    assert len(dense.catalyst.center) == p.dim
+    for _ in range(4):
+        kept.run(p.n)
+        dense.run(p.n)
+        np.testing.assert_array_equal(kept.state.v, dense.state.v)
+        np.testing.assert_array_equal(kept.state.w, dense.state.w)
+        np.testing.assert_array_equal(kept.catalyst.dense(kept.catalyst.previous),
+                                      dense.catalyst.previous)
+        np.testing.assert_array_equal(kept.weights(), dense.weights())
+        assert kept.dual() == pytest.approx(dense.dual(), rel=1e-13)
+        assert kept.gap_estimate() == pytest.approx(dense.gap_estimate(), rel=1e-9,
+                                                    abs=1e-13)
+        assert kept.nonzero_weights() == dense.nonzero_weights()
+    best = np.array(kept.weights())
+    np.testing.assert_array_equal(kept.final_weights(), best)
+    np.testing.assert_array_equal(dense.final_weights(), best)
+
+
+def test_weights_off_the_feature_set_keep_the_points_dense():
+    """A run restarted from weights that are not 0 off the feature set (an earlier run on
+    other data) keeps its points dense, and its certificate holds."""
+    p = l1_problem(l1=0.02, masked=True)
+    first = make_solver("sdca", p, seed=5, catalyst=3.0)
+    first.run(2 * p.n)
+    marginals = tuple(np.array(m, copy=True) for m in first.marginals)
+    weights = np.array(first.weights())
+    off = np.flatnonzero(p.feature_mask == 0)
+    weights[off[0]] = 0.5
+    again = make_solver("sdca", p, seed=6, catalyst=3.0, start=DualStart(marginals, weights))
+    assert len(again.catalyst.center) == p.dim
+    again.run(3 * p.n)
+    value = P(p, again.weights())
+    assert again.dual() <= value + 1e-12

@@ -173,6 +173,11 @@ class Solver(ABC):
     def weights(self) -> np.ndarray:
         """The current primal iterate w (a copy or a view that stays valid until ``run``)."""
 
+    def final_weights(self) -> np.ndarray:
+        """``weights()`` once no step follows (the solver may hand over an array of its
+        state rather than make one)."""
+        return self.weights()
+
     @abstractmethod
     def counters(self) -> dict[str, int]:
         """Cumulative oracle_fb, oracle_fwd, updates, ls_evals."""

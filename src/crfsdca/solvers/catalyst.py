@@ -21,25 +21,33 @@ from numba import njit
 from ..runtime.jit import NJIT, NJIT_FAST, stream_copy
 
 
+@njit(inline="always", **NJIT)
+def _at(support, i):
+    """The weight index of the i-th entry of a point kept on ``support`` (empty: every
+    weight, the point dense)."""
+    return support[i] if len(support) > 0 else i
+
+
 @njit(**NJIT_FAST)
-def _conjugate(v, center, lam, l1, inner_lam, kappa):
+def _conjugate(v, center, support, lam, l1, inner_lam, kappa):
     """g*(u) = 1/(2 lam) ||S_l1(u)||^2 at u = lam' v - kappa y."""
     total = 0.0
-    for j in range(len(v)):
-        u = inner_lam * v[j] - kappa * center[j]
+    for i in range(len(center)):
+        u = inner_lam * v[_at(support, i)] - kappa * center[i]
         s = max(abs(u) - l1, 0.0)
         total += s * s
     return total / (2.0 * lam)
 
 
 @njit(**NJIT_FAST)
-def _gap_excess(v, w, center, lam, l1, inner_lam, kappa):
+def _gap_excess(v, w, center, support, lam, l1, inner_lam, kappa):
     """g*(u) - <u, w> + g(w) at u = lam' v - kappa y: what P(w) - D(mu) exceeds the inner
     problem's gap by (>= 0 by Fenchel-Young; a sum with cancellation, so clipped at 0)."""
     conj = 0.0
     rest = 0.0
-    for j in range(len(v)):
-        u = inner_lam * v[j] - kappa * center[j]
+    for i in range(len(center)):
+        j = _at(support, i)
+        u = inner_lam * v[j] - kappa * center[i]
         s = max(abs(u) - l1, 0.0)
         conj += s * s
         x = w[j]
@@ -48,25 +56,34 @@ def _gap_excess(v, w, center, lam, l1, inner_lam, kappa):
 
 
 @njit(**NJIT)
-def _next_round(v, w, center, previous, momentum, step, threshold, thresholded):
+def _next_round(v, w, center, previous, support, momentum, step, threshold, thresholded):
     """y' = x + momentum (x - x_prev) at x = w; v += step (y' - y); w = S(v) (L1)."""
-    for j in range(len(v)):
+    for i in range(len(center)):
+        j = _at(support, i)
         x = w[j]
-        y = x + momentum * (x - previous[j])
-        previous[j] = x
-        v[j] += step * (y - center[j])
-        center[j] = y
+        y = x + momentum * (x - previous[i])
+        previous[i] = x
+        v[j] += step * (y - center[i])
+        center[i] = y
         if thresholded:
             a = abs(v[j]) - threshold
             w[j] = np.copysign(a, v[j]) if a > 0.0 else 0.0
 
 
 @njit(**NJIT)
-def _scaled_sum(x, a, b, y):
-    """x = a x + b y in place (numpy's two operations would allocate a temporary of the
-    weights' size)."""
-    for j in range(len(x)):
-        x[j] = a * x[j] + b * y[j]
+def _scaled_sum(x, a, b, y, support):
+    """x = a x + b y in place, y kept on ``support`` (x is 0 off it, and stays 0; numpy's
+    two operations would allocate a temporary of the weights' size)."""
+    for i in range(len(y)):
+        j = _at(support, i)
+        x[j] = a * x[j] + b * y[i]
+
+
+@njit(**NJIT)
+def _gather(x, support, out):
+    """out[i] = x[support[i]]."""
+    for i in range(len(support)):
+        out[i] = x[support[i]]
 
 
 def kappa_ratio(ratio: float, floor: float, lam_n: float) -> float:
@@ -80,40 +97,80 @@ def kappa_ratio(ratio: float, floor: float, lam_n: float) -> float:
 
 class CatalystLoop:
     """The outer loop's state: the center y, the previous round's weights, the momentum;
-    SDCA keeps the inner problem's v and w (``w = S_{l1/lam'}(v)``)."""
+    SDCA keeps the inner problem's v and w (``w = S_{l1/lam'}(v)``).
+
+    With a feature mask, v, w and both points are 0 off the feature set, so y and x_k are
+    kept on it alone (``support``: CoNLL-2000's 453,094 features of 7.4 million weights,
+    two vectors of 3.5 MiB instead of 56) and the round's passes read the weights there
+    alone; the sums run in the same order over the same nonzero terms."""
 
     def __init__(self, lam: float, l1: float, ratio: float, x0: np.ndarray,
-                 w_hat: np.ndarray, weights: np.ndarray | None = None):
+                 w_hat: np.ndarray, weights: np.ndarray | None = None,
+                 support: np.ndarray | None = None):
         """Start at x0, the original problem's weights of the marginals (w_hat(mu) = u /
         lam their dual image), or at ``weights`` (where an earlier run ended): the first
-        center is then the one whose inner weights they are."""
+        center is then the one whose inner weights they are. ``support``: the sorted
+        indices off which x0, w_hat and ``weights`` are 0 (None: the points dense)."""
         self.lam, self.l1 = lam, l1
         self.kappa = ratio * lam
         self.inner_lam = lam + self.kappa
         sq = (lam / self.inner_lam) ** 0.5
         self.momentum = (1.0 - sq) / (1.0 + sq)
+        self.dim = len(x0)
+        self.support = (np.zeros(0, dtype=np.int64) if support is None
+                        else np.asarray(support, dtype=np.int64))
         start = x0 if weights is None else np.asarray(weights, dtype=np.float64)
         if start.shape != x0.shape:
             raise ValueError(f"initial weights of size {start.size}; the problem has "
                              f"{x0.size}")
-        if weights is None:
-            self.center = stream_copy(start)
-        else:  # v = start + sign(start) t, or within [-t, t] where 0
+        start = self.on_support(start)
+        if weights is not None:  # v = start + sign(start) t, or within [-t, t] where 0
             t = l1 / self.inner_lam
+            hat = self.on_support(w_hat)
             v = np.where(start != 0, start + np.sign(start) * t,
-                         np.clip(w_hat * (lam / self.inner_lam), -t, t))
-            self.center = (self.inner_lam * v - lam * w_hat) / self.kappa
+                         np.clip(hat * (lam / self.inner_lam), -t, t))
+            self.center = stream_copy((self.inner_lam * v - lam * hat) / self.kappa)
+        else:
+            self.center = stream_copy(start)
         self.previous = stream_copy(start)
         self.rounds = 0
+
+    def on_support(self, x: np.ndarray) -> np.ndarray:
+        """x's entries on the support (x itself when the points are dense)."""
+        if len(self.support) == 0:
+            return x
+        out = np.empty(len(self.support))
+        _gather(x, self.support, out)
+        return out
+
+    def dense(self, point: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """A point of the loop (``previous``, ``center``) over every weight, in ``out``
+        if given (overwritten) or a new array."""
+        if len(self.support) == 0:
+            if out is None:
+                return point.copy()
+            out[:] = point
+            return out
+        if out is None:
+            out = np.zeros(self.dim)
+        else:
+            out[:] = 0.0
+        out[self.support] = point
+        return out
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the loop's state (its two points and their support)."""
+        return self.center.nbytes + self.previous.nbytes + self.support.nbytes
 
     def inner_image(self, w_hat: np.ndarray) -> np.ndarray:
         """v of the inner problem from w_hat(mu) = u / lam (in place)."""
         _scaled_sum(w_hat, self.lam / self.inner_lam, self.kappa / self.inner_lam,
-                    self.center)
+                    self.center, self.support)
         return w_hat
 
     def _args(self):
-        return self.center, self.lam, self.l1, self.inner_lam, self.kappa
+        return self.center, self.support, self.lam, self.l1, self.inner_lam, self.kappa
 
     def dual(self, v: np.ndarray, mean_entropy: float) -> float:
         """D(mu) of the original problem, a lower bound on P*."""
@@ -128,7 +185,7 @@ class CatalystLoop:
     def next_round(self, v: np.ndarray, w: np.ndarray) -> None:
         """End a round at the inner weights w: extrapolate the new center and shift v (and
         w with it, in place)."""
-        _next_round(v, w, self.center, self.previous, self.momentum,
+        _next_round(v, w, self.center, self.previous, self.support, self.momentum,
                     self.kappa / self.inner_lam, self.l1 / self.inner_lam, w is not v)
         self.rounds += 1
 

@@ -123,6 +123,18 @@ def _compact_start(p: Problem, options, initial):
     return mu_unary, mu_pair, v, entropies
 
 
+def _catalyst_support(p: Problem, initial_weights: np.ndarray | None) -> np.ndarray | None:
+    """The weights Catalyst's points are kept on: the feature set, off which v and w stay
+    0 (the directions are masked); None (the points dense) without a mask, or where the
+    weights a run restarts from are not 0 off it."""
+    if len(p.mask) == 0:
+        return None
+    off = p.mask == 0
+    if initial_weights is not None and np.any(np.asarray(initial_weights)[off]):
+        return None
+    return np.flatnonzero(p.mask)
+
+
 class SDCA(Solver):
     """Stochastic dual coordinate ascent on the CRF dual (marginal parametrization).
 
@@ -192,8 +204,8 @@ class SDCA(Solver):
         spare = None  # an array of the weights' size free for w (its first writes are dear)
         if ratio:
             x0 = soft_threshold(v, p.kappa) if p.l1 else v
-            self.catalyst = CatalystLoop(p.lam, p.l1, ratio, x0, v,
-                                         initial_weights)  # copies x0
+            self.catalyst = CatalystLoop(p.lam, p.l1, ratio, x0, v, initial_weights,
+                                         _catalyst_support(p, initial_weights))  # copies x0
             v = self.catalyst.inner_image(v)
             spare = x0 if p.l1 else None
         kappa = p.l1 / lam  # S_kappa(v) = w, for the inner problem with Catalyst
@@ -253,6 +265,7 @@ class SDCA(Solver):
         self._next_refresh = self.refresh_every * n if self.refresh_every > 0 else np.inf
         self._round_end_at = -1  # the step count at which a Catalyst round last ended
         self._round_gap, self._round_point = None, None  # that round's certified point
+        self._x_dense = None  # x_k over every weight, once asked for
         self._x_left = False  # whether that round end left out x_k's primal pass
         self._next_round = n if self.catalyst is not None else np.inf  # a round: an epoch
         self._last = np.zeros(N_COUNTERS, dtype=np.int64)
@@ -261,6 +274,7 @@ class SDCA(Solver):
     # -- driving -------------------------------------------------------------------------
     def run(self, n_steps: int) -> None:
         p = self.problem
+        self._x_dense = None
         remaining = int(n_steps)
         while remaining > 0:
             chunk = int(min(remaining, max(self._next_refresh - self._steps, 1),
@@ -290,7 +304,8 @@ class SDCA(Solver):
         self.catalyst.next_round(self.state.v, self.state.w)
         w_gap = self._refreshed_gap()
         self._round_gap = min(x_gap, w_gap)
-        self._round_point = self.catalyst.previous if x_gap <= w_gap else self.state.w
+        self._round_point = "x" if x_gap <= w_gap else "w"
+        self._x_dense = None
         self._round_end_at = self._steps
         self._next_round += self.problem.n
 
@@ -300,10 +315,17 @@ class SDCA(Solver):
         if not (self._x_left and self._at_round_end()):
             return False
         self._x_left = False
-        x_gap = self._primal_gap(self.catalyst.previous)
+        x_gap = self._primal_gap(self._x_point())
         if x_gap <= self._round_gap:
-            self._round_gap, self._round_point = x_gap, self.catalyst.previous
+            self._round_gap, self._round_point = x_gap, "x"
         return True
+
+    def _x_point(self) -> np.ndarray:
+        """The last round's solution x_k over every weight (made once per round end, on
+        demand: the loop keeps it on the feature set)."""
+        if self._x_dense is None:
+            self._x_dense = self.catalyst.dense(self.catalyst.previous)
+        return self._x_dense
 
     def _primal_gap(self, w: np.ndarray) -> float:
         """P(w) - D(mu) of the original problem, exactly: a primal pass (the mean of the
@@ -401,7 +423,21 @@ class SDCA(Solver):
     def weights(self) -> np.ndarray:
         """w, or at the end of a Catalyst round the better of its solution x_k and the
         moved w (:meth:`_end_round`)."""
-        return self._round_point if self._at_round_end() else self.state.w
+        if self._at_round_end() and self._round_point == "x":
+            return self._x_point()
+        return self.state.w
+
+    def final_weights(self) -> np.ndarray:
+        """``weights()`` once no step follows: x_k is made in v's array (the run's v is
+        not read again), so that the end needs no third vector of the weights' size."""
+        if self._at_round_end() and self._round_point == "x" and self._x_dense is None:
+            self._x_dense = self.catalyst.dense(self.catalyst.previous, out=self.state.v)
+        return self.weights()
+
+    def nonzero_weights(self) -> int:
+        if self._at_round_end() and self._round_point == "x":
+            return int(np.count_nonzero(self.catalyst.previous))
+        return int(np.count_nonzero(self.state.w))
 
     def _counters(self) -> np.ndarray:
         if self.pipeline:
@@ -504,7 +540,7 @@ class SDCA(Solver):
             out["marginals_unary"] = s.mu_unary.nbytes
             out["marginals_pairwise"] = s.mu_pair.nbytes
         if self.catalyst is not None:
-            out["catalyst_points"] = self.catalyst.center.nbytes * 2
+            out["catalyst_points"] = self.catalyst.nbytes
         return out
 
 

@@ -251,5 +251,5 @@ def learn(problem: Problem, config: SolverConfig, seed: int = 0,
                                 **{f"cycles_{k}": v for k, v in cycles.items()}})
     # the solver ends here: its weights are taken, not copied (a copy of the d weights
     # while the solver's state is alive was the default fit's peak)
-    return Learned(solver.weights(), log, result.status, result.solver_seconds,
+    return Learned(solver.final_weights(), log, result.status, result.solver_seconds,
                    marginals, solver.config())
