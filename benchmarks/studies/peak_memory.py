@@ -5,18 +5,19 @@ Question: How much memory does the default ``CRF()`` fit take, as a multiple of
     tutorial's features, CoNLL-2000 chunking) and on the vendored dataset with the largest
     dual state (the POS treebank sample, K = 45, CRFsuite's feature set)?
 Date: 2026-11-30
-Commit: 263063f (learn takes the finished solver's weights rather than a copy; the compact
-    store the default since 0ec5e39)
-Answer: The default fit (the compact store) from lists: 1.14x sklearn-crfsuite's peak on
-    Dutch NER, 1.10x on Spanish NER, 1.33x on CoNLL-2000 and 1.96x on the POS sample
-    (K = 45): issue 57's 1.2x met on the two NER sets, not on CoNLL-2000, whose dense
-    A x K weight vectors (four of 56 MiB in Catalyst's loop with the elastic net) are
-    most of what is left; its 2x met on the POS sample. (Before 263063f the weights were
-    copied while the solver's state was alive, the fit's peak: 1.15x, 1.11x, 1.40x,
-    2.14x.) With the paper's store (the default from 408d1cd to 5355aa6): 1.38x, 1.40x,
-    2.28x, 5.43x; a float32 store (which takes the paper's) 1.23x, 1.23x, 1.75x, 3.58x.
-    On a generator of the same items, never held whole: 0.80x, 0.74x, 0.99x, 1.84x; on a
-    crfsdca.Corpus made by an earlier process: 0.81x, 0.77x, 0.91x, 1.74x. A fit's
+Commit: 0151b05 (Catalyst's center and x_k kept on the feature set; 263063f: learn takes
+    the finished solver's weights rather than a copy; the compact store the default since
+    0ec5e39)
+Answer: The default fit (the compact store) from lists: 1.12x sklearn-crfsuite's peak on
+    Dutch NER, 1.09x on Spanish NER, 1.18x on CoNLL-2000 and 1.65x on the POS sample
+    (K = 45): issue 57's in-memory bounds (1.2x; 2x on the POS sample) met on all four.
+    (At 7c25e4a, before the two commits: 1.15x, 1.11x, 1.40x, 2.14x: the final weights
+    were copied while the solver's state was alive, and Catalyst kept two more dense
+    vectors of the weights' size, 56 MiB each on CoNLL-2000.) With the paper's store (the
+    default from 408d1cd to 5355aa6): 1.36x, 1.39x, 2.14x, 5.11x; a float32 store (which
+    takes the paper's) 1.21x, 1.21x, 1.61x, 3.26x. On a generator of the same items,
+    never held whole: 0.77x, 0.73x, 0.85x, 1.53x (issue 57 asks 0.5x); on a
+    crfsdca.Corpus made by an earlier process: 0.79x, 0.75x, 0.77x, 1.43x. A fit's
     process without data is 212 MiB (sklearn-crfsuite's 142): numba's import and its
     first kernel are 130 of it. Table: docs/benchmarks.md ("Bigger than memory"), from
     runs/peak_memory.json.
