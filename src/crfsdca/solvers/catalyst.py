@@ -79,13 +79,6 @@ def _scaled_sum(x, a, b, y, support):
         x[j] = a * x[j] + b * y[i]
 
 
-@njit(**NJIT)
-def _gather(x, support, out):
-    """out[i] = x[support[i]]."""
-    for i in range(len(support)):
-        out[i] = x[support[i]]
-
-
 def kappa_ratio(ratio: float, floor: float, lam_n: float) -> float:
     """kappa / lambda of the options ``catalyst`` (the ratio) and ``catalyst_floor`` (the
     least kappa n): 0 (no outer loop) when the ratio is 0; the ratio alone where lambda
@@ -137,11 +130,7 @@ class CatalystLoop:
 
     def on_support(self, x: np.ndarray) -> np.ndarray:
         """x's entries on the support (x itself when the points are dense)."""
-        if len(self.support) == 0:
-            return x
-        out = np.empty(len(self.support))
-        _gather(x, self.support, out)
-        return out
+        return x[self.support] if len(self.support) else x
 
     def dense(self, point: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """A point of the loop (``previous``, ``center``) over every weight, in ``out``

@@ -347,7 +347,7 @@ def _sdca_state(o: Mapping, s) -> dict[str, int]:
         pairs = s.n if o.get("dual_store") == "compact" else s.N - s.n
         out["marginals_pairwise"] = pairs * s.K**2 * it
     if o.get("catalyst"):
-        out["catalyst_points"] = 2 * s.feature_dim * F64 + (s.features and s.features * 8)
+        out["catalyst_points"] = 2 * s.feature_dim * F64 + 8 * s.features  # + the support
     return out
 
 

@@ -305,7 +305,6 @@ class SDCA(Solver):
         w_gap = self._refreshed_gap()
         self._round_gap = min(x_gap, w_gap)
         self._round_point = "x" if x_gap <= w_gap else "w"
-        self._x_dense = None
         self._round_end_at = self._steps
         self._next_round += self.problem.n
 
