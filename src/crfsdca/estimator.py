@@ -346,7 +346,8 @@ class CRF(Params):
                  refresh_every=None, store_dtype=None, store_dir=None, dual_store=None,
                  store_window=None,
                  window_spill=None, init_c=None, catalyst=None,
-                 catalyst_floor=None, batch_size=None, pipeline=None, sag_lipschitz_init=None,
+                 catalyst_floor=None, catalyst_momentum=None, batch_size=None, pipeline=None,
+                 sag_lipschitz_init=None,
                  sag_decrease=None,
                  sag_decrease_guarded=None, sag_first_visit=None, sag_step_rule=None,
                  sag_guard=None, sag_max_doublings=None, oeg_eta0=None, oeg_c0=None,
@@ -402,6 +403,7 @@ class CRF(Params):
         self.init_c = init_c
         self.catalyst = catalyst
         self.catalyst_floor = catalyst_floor
+        self.catalyst_momentum = catalyst_momentum
         self.batch_size = batch_size
         self.pipeline = pipeline
         self.sag_lipschitz_init = sag_lipschitz_init

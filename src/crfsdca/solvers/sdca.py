@@ -150,7 +150,8 @@ class SDCA(Solver):
     dual marginals), ``dual_store`` (``exact`` or ``compact``, :mod:`.compact_store`),
     ``init_c`` (the constant c of the smoothed-Dirac initialization, ``math.md`` section
     5.1), ``catalyst`` (kappa / lambda of Catalyst's outer loop,
-    :mod:`.catalyst`; 0: the paper's SDCA) and ``catalyst_floor`` (the least kappa n).
+    :mod:`.catalyst`; 0: the paper's SDCA), ``catalyst_floor`` (the least kappa n) and
+    ``catalyst_momentum`` (a fixed share of lambda's momentum; None: estimated each round).
     ``initial_marginals`` continue a dual state; with Catalyst, ``initial_weights`` are
     the weights the run that left it ended at, where this one restarts (without Catalyst
     the weights are the marginals').
@@ -205,7 +206,8 @@ class SDCA(Solver):
         if ratio:
             x0 = soft_threshold(v, p.kappa) if p.l1 else v
             self.catalyst = CatalystLoop(p.lam, p.l1, ratio, x0, v, initial_weights,
-                                         _catalyst_support(p, initial_weights))  # copies x0
+                                         _catalyst_support(p, initial_weights),  # copies x0
+                                         o["catalyst_momentum"])
             v = self.catalyst.inner_image(v)
             spare = x0 if p.l1 else None
         kappa = p.l1 / lam  # S_kappa(v) = w, for the inner problem with Catalyst
