@@ -515,6 +515,32 @@ def contraction_table() -> str:
     return "\n".join(lines)
 
 
+def momentum_table() -> str:
+    """``benchmarks/studies/catalyst_momentum.py``'s stored run: per dataset, c1 and c2, the
+    epochs to the certified relative gap with each share of Catalyst's momentum."""
+    run = json.loads((STUDIES / "runs" / "catalyst_momentum.json").read_text())
+    rows = run["rows"]
+    names = [m for m in ("lambda", "half", "none", "estimate")
+             if any(r["momentum"] == m for r in rows)]
+    heads = {"lambda": "lambda's (1)", "half": "half (0.5)", "none": "none (0)",
+             "estimate": "estimate (93f8878)"}
+    lines = ["| data | c1 | c2 | " + " | ".join(heads[m] for m in names) + " | default |",
+             "|---|---|---|" + "---|" * (len(names) + 1)]
+    cells = sorted(dict.fromkeys((r["dataset"], r["c1"], r["c2"]) for r in rows),
+                   key=lambda k: (k[0] != "ner", k[1], k[2]))
+    for key in cells:
+        cell = {r["momentum"]: r for r in rows if (r["dataset"], r["c1"], r["c2"]) == key}
+        out = [("" if m not in cell else f"{cell[m]['epochs']:g}" if cell[m]["certified"]
+                else f"> {cell[m]['epochs']:g}") for m in names]
+        default = "half" if key[1] > 0 else "lambda"
+        lines.append(f"| {DATA_NAMES.get(key[0], key[0])} | {key[1]:g} | {key[2]:g} | "
+                     + " | ".join(out) + f" | {default} |")
+    lines += ["", f"Epochs to a certified relative gap of {run['epsilon']:g}, the default fit "
+              "with `catalyst_momentum` set, one thread; the default keeps lambda's momentum "
+              f"without L1 and half of it with L1; {run['machine']}."]
+    return "\n".join(lines)
+
+
 def routes_table() -> str:
     """``benchmarks/studies/small_c2_routes.py``'s stored run: per dataset, c1 and c2, the
     oracle passes (and seconds) of each route to the certified relative gap, or the gap it
@@ -790,6 +816,7 @@ def placeholder(name: str) -> str:
                  "minibatch": lambda: epochs_table("minibatch.json", "B", "mini-batch SDCA"),
                  "minibatch_wall": minibatch_wall_table,
                  "every_core": every_core_table, "small_c2_routes": routes_table,
+                 "catalyst_momentum": momentum_table,
                  "pipeline": pipeline_table,
                  "every_core_small_c2": lambda: every_core_table("every_core_small_c2"),
                  "catalyst_contraction": contraction_table,

@@ -134,10 +134,9 @@ SDCA_OPTIONS = OptionTable("sdca", [
            "and a small c2 needs a kappa set by the data's curvature, not by lambda "
            "(math.md section 10)", bounds="[0, inf)", label="floor={value}",
            relevant=lambda o: o["catalyst"] > 0, crfsuite_default=0.3),
-    Option("catalyst_momentum", float, None, "with Catalyst, its momentum (1 - sqrt q) / "
-           "(1 + sqrt q) fixed at this share of lambda's (q = lambda / (lambda + kappa)); "
-           "none: q from the strong convexity each round estimates along its step (math.md "
-           "section 10)", bounds="[0, 1]", nullable=True,
+    Option("catalyst_momentum", float, None, "with Catalyst, the share of its momentum "
+           "(1 - sqrt q) / (1 + sqrt q) kept; none: all of it without L1, half with c1 > 0, "
+           "where the whole overshoots (math.md section 10)", bounds="[0, 1]", nullable=True,
            label="momentum={value}", relevant=lambda o: o["catalyst"] > 0),
     Option("batch_size", int, 1, "B: the steps computed against the same weights, the "
            "threads sharing them, then applied in draw order where each still raises the "
@@ -352,7 +351,7 @@ def _sdca_state(o: Mapping, s) -> dict[str, int]:
         pairs = s.n if o.get("dual_store") == "compact" else s.N - s.n
         out["marginals_pairwise"] = pairs * s.K**2 * it
     if o.get("catalyst"):
-        out["catalyst_points"] = 3 * s.feature_dim * F64 + 8 * s.features  # + the support
+        out["catalyst_points"] = 2 * s.feature_dim * F64 + 8 * s.features  # + the support
     return out
 
 

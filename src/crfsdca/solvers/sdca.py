@@ -20,7 +20,7 @@ from ..runtime.barrier import make_barrier
 from ..runtime.jit import aligned_empty, aligned_zeros, dot, line_zeros, stream_copy
 from ..runtime.threads import run_parallel
 from .base import Problem, Solver
-from .catalyst import CatalystLoop, kappa_ratio
+from .catalyst import CatalystLoop, kappa_ratio, momentum_share
 from .compact_store import (
     compact_dirac_start,
     compact_from_exact,
@@ -151,7 +151,7 @@ class SDCA(Solver):
     ``init_c`` (the constant c of the smoothed-Dirac initialization, ``math.md`` section
     5.1), ``catalyst`` (kappa / lambda of Catalyst's outer loop,
     :mod:`.catalyst`; 0: the paper's SDCA), ``catalyst_floor`` (the least kappa n) and
-    ``catalyst_momentum`` (a fixed share of lambda's momentum; None: estimated each round).
+    ``catalyst_momentum`` (the share of its momentum kept; None: by the L1 term).
     ``initial_marginals`` continue a dual state; with Catalyst, ``initial_weights`` are
     the weights the run that left it ended at, where this one restarts (without Catalyst
     the weights are the marginals').
@@ -168,6 +168,8 @@ class SDCA(Solver):
         p = problem
         ratio = kappa_ratio(o["catalyst"], o["catalyst_floor"], p.lam * p.n)
         lam = p.lam * (1.0 + ratio)  # the lambda SDCA runs with
+        if ratio:  # the share of Catalyst's momentum that runs, in the log
+            o["catalyst_momentum"] = momentum_share(o["catalyst_momentum"], p.l1)
         if o["line_search"] == "fixed" and o["step_size"] is None:
             o["step_size"] = theoretical_step(problem, lam)
         self.subprecision = o["subprecision"]
