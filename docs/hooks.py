@@ -517,7 +517,10 @@ def contraction_table() -> str:
 
 def momentum_table() -> str:
     """``benchmarks/studies/catalyst_momentum.py``'s stored run: per dataset, c1 and c2, the
-    epochs to the certified relative gap with each share of Catalyst's momentum."""
+    epochs to the certified relative gap with each share of Catalyst's momentum, and the
+    column the library's default is."""
+    from crfsdca.solvers.catalyst import momentum_share
+
     run = json.loads((STUDIES / "runs" / "catalyst_momentum.json").read_text())
     rows = run["rows"]
     names = [m for m in ("lambda", "half", "none", "estimate")
@@ -532,7 +535,7 @@ def momentum_table() -> str:
         cell = {r["momentum"]: r for r in rows if (r["dataset"], r["c1"], r["c2"]) == key}
         out = [("" if m not in cell else f"{cell[m]['epochs']:g}" if cell[m]["certified"]
                 else f"> {cell[m]['epochs']:g}") for m in names]
-        default = "half" if key[1] > 0 else "lambda"
+        default = {1.0: "lambda", 0.5: "half", 0.0: "none"}[momentum_share(None, key[1])]
         lines.append(f"| {DATA_NAMES.get(key[0], key[0])} | {key[1]:g} | {key[2]:g} | "
                      + " | ".join(out) + f" | {default} |")
     lines += ["", f"Epochs to a certified relative gap of {run['epsilon']:g}, the default fit "

@@ -48,7 +48,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from common import kept_rows, machine, store_run  # noqa: E402
 from practitioner import load  # noqa: E402
-from small_c2_routes import first_certified, problem, relative_gap  # noqa: E402
+from small_c2_routes import first_certified, problem, relative_gap, run  # noqa: E402
 
 SHARES = {"lambda": 1.0, "half": 0.5, "none": 0.0}
 """The momentum of each column: ``catalyst_momentum``'s value."""
@@ -56,15 +56,9 @@ SHARES = {"lambda": 1.0, "half": 0.5, "none": 0.0}
 
 def fit(prob, share: float, epsilon: float, budget: int) -> dict:
     """One default fit with ``catalyst_momentum=share``: its epochs and seconds."""
-    from crfsdca.training.learn import solver_config
-    from crfsdca.training.run import run_solver
-
-    config = solver_config("sdca", {"catalyst_momentum": share})
-    r = run_solver(prob, config, epochs=budget, tol=epsilon, relative=True, certify=True,
-                   evaluate_test=False, threads=1)
-    rows = [{**row, "status": r.result.status} for row in r.result.rows]
+    rows, _, seconds = run(prob, "sdca", budget, epsilon, catalyst_momentum=share)
     end = first_certified(rows, epsilon)
-    return {"epochs": round(end["epoch"], 2), "seconds": round(r.result.solver_seconds, 2),
+    return {"epochs": round(end["epoch"], 2), "seconds": round(seconds, 2),
             "relative_gap": float(f"{relative_gap(end):.3g}"),
             "certified": bool(relative_gap(end) <= epsilon),
             "objective": float(f"{end['primal']:.10g}")}
