@@ -15,7 +15,6 @@ import math
 import os
 import sys
 import time
-from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -40,13 +39,13 @@ from .model.objective import predict as viterbi_labels
 from .model.oracle import sequence_marginals
 from .model_file import (
     Model,
+    dual_beside,
     dual_bytes,
     dual_path,
-    load_dual,
     load_model,
     model_format,
-    save_dual,
     save_model,
+    save_model_with_dual,
 )
 from .runtime import memory
 from .runtime.io import check_writable
@@ -621,9 +620,7 @@ class CRF(Params):
         learned.log.phases = {**phases, **learned.log.phases}
         self.training_log_ = learned.log
         if self.model_filename is not None:
-            save_model(self.model_filename, self._model, self.model_format)
-            if self.save_dual and self._dual is not None:
-                self._write_dual(dual_path(self.model_filename))
+            self._save(self._model, self._dual if self.save_dual else None)
         return self
 
     def _checkpoint_interval(self) -> float | None:
@@ -644,7 +641,8 @@ class CRF(Params):
         """The ``on_row`` of a fit with ``checkpoint_every`` (``every``, checked; None
         without): every that many seconds, the model of the solver's weights (``model_of``) to
         ``model_filename`` and, with ``save_dual``, its dual state (``dual_of``) beside
-        it, the dual first."""
+        it (the pair written so that a kill at any instant leaves a model and its own
+        dual)."""
         if every is None:
             return None
         due = time.perf_counter() + every
@@ -655,9 +653,8 @@ class CRF(Params):
                 return
             model = model_of(np.array(solver.weights(), copy=True), solver.config(),
                              "checkpoint", row["seconds"], log_row(row, n))
-            if self.save_dual and has_dual:
-                save_dual(dual_path(self.model_filename), dual_of(solver.marginals), model)
-            save_model(self.model_filename, model, self.model_format)
+            self._save(model, dual_of(solver.marginals) if self.save_dual and has_dual
+                       else None)
             due = time.perf_counter() + every
 
         return checkpoint
@@ -692,22 +689,26 @@ class CRF(Params):
             "algorithm", "c1", "c2", "min_freq", "all_possible_states",
             "all_possible_transitions", "bias") if key not in given and key in options})
         self._model = model
-        dual = dual_path(path)
-        self._dual = load_dual(dual, model) if dual.exists() else None
+        self._dual = dual_beside(path, model)
         if self._dual is None and SOLVERS.get(self.algorithm) is not None \
                 and SOLVERS[self.algorithm].continues_from == "dual":
-            raise ConfigError(f"{path}: no dual state beside it ({dual}); train it with "
-                              f"save_dual (learn --save-dual) to continue with "
+            raise ConfigError(f"{path}: no dual state beside it ({dual_path(path)}); train "
+                              f"it with save_dual (learn --save-dual) to continue with "
                               f"{self.algorithm}, or continue with algorithm "
                               f"{_continuing_from('weights')} (from the weights)")
         self.warm_start = True
         return self
 
-    def _write_dual(self, path: Path) -> None:
+    def _save(self, model: Model, dual: dict | None) -> None:
+        """Write ``model`` to ``model_filename``, with its dual state ``dual`` beside it
+        unless None."""
+        if dual is None:
+            save_model(self.model_filename, model, self.model_format)
+            return
         if self.verbose:
-            print(f"dual state {dual_bytes(self._dual) / 2**20:.1f} MiB -> {path}",
-                  file=sys.stdout)
-        save_dual(path, self._dual, self._model)
+            print(f"dual state {dual_bytes(dual) / 2**20:.1f} MiB -> "
+                  f"{dual_path(self.model_filename)}", file=sys.stdout)
+        save_model_with_dual(self.model_filename, model, dual, self.model_format)
 
     def _check_outputs(self) -> None:
         """The model (and dual) file can be written, in a format that holds the model:
@@ -774,9 +775,8 @@ class CRF(Params):
         if self._model is None and self.model_filename is not None \
                 and os.path.exists(self.model_filename):
             self._model = load_model(self.model_filename)
-            path = dual_path(self.model_filename)
-            if self.warm_start and path.exists():
-                self._dual = load_dual(path, self._model)
+            if self.warm_start:
+                self._dual = dual_beside(self.model_filename, self._model)
         return self._model
 
     @property

@@ -3,12 +3,15 @@ dual state file) reaches the optimum of one long run, certified by the duality g
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from helpers.corpora import small_corpus
 
 from crfsdca import CRF
 from crfsdca.errors import ConfigError
+from crfsdca.formats.hdf5_model import pending_dual_path
 from crfsdca.model_file import dual_path, load_dual
 
 # Weights are compared to 1e-4: at a relative gap of 1e-10, ||w - w*||^2 <= 2 gap / lambda
@@ -67,16 +70,17 @@ def test_continue_needs_a_dual_state(tmp_path):
 
 
 def test_a_fit_killed_after_a_checkpoint_continues_from_it(tmp_path, monkeypatch):
-    """With ``checkpoint_every=0`` every log row writes the model and its dual state
-    (atomically, the dual first); a fit stopped dead after its third checkpoint (the
-    write raising SystemExit, as a kill leaves the files) left the model of that row,
-    and ``continue_from`` goes on from it, every dual block reused, to the optimum of one
-    long run. Without ``model_filename``, or with a bad interval, it is refused."""
-    import crfsdca.estimator as estimator_module
+    """With ``checkpoint_every=0`` every log row writes the model and its dual state; a
+    fit stopped dead right after its third model was written (the write raising
+    SystemExit, as a kill leaves the files: its dual still under its waiting name) left
+    the model of that row, and ``continue_from`` goes on from it, every dual block reused,
+    to the optimum of one long run. Without ``model_filename``, or with a bad interval, it
+    is refused."""
+    import crfsdca.model_file as model_file
 
     X, y = small_corpus()
     path = tmp_path / "m.model"
-    real, writes = estimator_module.save_model, []
+    real, writes = model_file.save_model, []
 
     def dies_after_three(*args, **kwargs):
         real(*args, **kwargs)
@@ -84,12 +88,12 @@ def test_a_fit_killed_after_a_checkpoint_continues_from_it(tmp_path, monkeypatch
         if len(writes) == 3:
             raise SystemExit("killed")
 
-    monkeypatch.setattr(estimator_module, "save_model", dies_after_three)
+    monkeypatch.setattr(model_file, "save_model", dies_after_three)
     crf = CRF(epsilon=1e-10, max_iterations=400, model_filename=str(path), save_dual=True,
               checkpoint_every=0)
     with pytest.raises(SystemExit):
         crf.fit(X, y)
-    monkeypatch.setattr(estimator_module, "save_model", real)
+    monkeypatch.setattr(model_file, "save_model", real)
     assert writes == ["checkpoint"] * 3
     left = CRF().continue_from(path)
     assert left.model_.training["status"] == "checkpoint"
@@ -103,3 +107,41 @@ def test_a_fit_killed_after_a_checkpoint_continues_from_it(tmp_path, monkeypatch
     for bad in (-1, float("inf"), "often", True):
         with pytest.raises(ValueError, match="checkpoint_every must be"):
             CRF(checkpoint_every=bad, model_filename=str(path)).fit(X, y)
+
+
+class _Cut(BaseException):
+    """A kill, at one step of saving a model and its dual state."""
+
+
+@pytest.mark.parametrize("step", ["dual", "model", "rename"])
+def test_a_save_cut_at_any_step_leaves_a_model_and_its_own_dual(tmp_path, monkeypatch, step):
+    """A second fit's save of model and dual killed while the dual is written, while the
+    model is written, or between the model and the dual's rename: the folder holds the
+    first fit's pair, or the second model and its dual (then moved to its name by the
+    reader), and ``continue_from`` takes it, never refusing a dual of another model."""
+    import crfsdca.model_file as model_file
+
+    X, y = small_corpus()
+    path = tmp_path / "m.model"
+    first = CRF(max_iterations=3, epsilon=0, model_filename=str(path), save_dual=True).fit(X, y)
+
+    def cut(*args, **kwargs):
+        raise _Cut(step)
+
+    if step == "rename":
+        monkeypatch.setattr(model_file, "os", SimpleNamespace(replace=cut))
+    else:
+        monkeypatch.setattr(model_file, f"save_{step}", cut)
+    with pytest.raises(_Cut):
+        CRF(max_iterations=3, epsilon=0, c2=0.5, model_filename=str(path),
+            save_dual=True).fit(X, y)
+    monkeypatch.undo()
+    left = CRF().continue_from(path)
+    second = step == "rename"
+    assert (left.model_.checksum == first.model_.checksum) is not second
+    assert left.c2 == (0.5 if second else first.c2)
+    assert load_dual(dual_path(path), left.model_)["c2"] == left.c2
+    assert pending_dual_path(path).exists() is (step == "model")  # a stray, left as found
+    saved = left.model_.training["last"]["loss"]
+    left.set_params(max_iterations=2).fit(X, y)  # continues, every dual block reused
+    assert left.training_log_.iterations[0]["loss"] == pytest.approx(saved, rel=1e-9)

@@ -254,6 +254,12 @@ def dual_path(model_path: str | os.PathLike) -> Path:
     return Path(str(model_path) + ".dual")
 
 
+def pending_dual_path(model_path: str | os.PathLike) -> Path:
+    """Where a new dual state waits while its model is written, ``MODEL.dual.next``
+    (:func:`crfsdca.model_file.save_model_with_dual`)."""
+    return Path(str(model_path) + ".dual.next")
+
+
 DUAL_ARRAYS = ("offsets", "labels", "attr_indptr", "attr_indices", "attr_values",
                "mu_unary", "mu_pair", "digests")
 
