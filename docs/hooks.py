@@ -640,9 +640,10 @@ def peak_memory_table() -> str:
         lines.append(f"| {DATA_NAMES.get(name, name)} | {first['sequences']:,} | "
                      f"{first['labels']} | " + " | ".join(cells) + " |")
     note = run.get("note", "")
-    lines += ["", "Peak resident memory (MiB, ``ru_maxrss``) of a process that builds the items "
-              "and fits, in brackets as a multiple of sklearn-crfsuite's; 'items only' builds "
-              f"them and stops; {run['machine']}." + (f" {note}" if note else "")]
+    lines += ["", "Peak resident memory (MiB, the process's own high-water mark, VmHWM) of a "
+              "process that reads the items from a file a pair at a time and fits, in "
+              "brackets as a multiple of sklearn-crfsuite's; 'items only' reads them into "
+              f"lists and stops; {run['machine']}." + (f" {note}" if note else "")]
     return "\n".join(lines)
 
 
@@ -661,9 +662,10 @@ def memory_limit_table() -> str:
     ends under (and as a multiple of sklearn-crfsuite's), the store it took there, its
     objective and seconds against the unlimited fit's."""
     run = json.loads((STUDIES / "runs" / "memory_limit.json").read_text())
-    lines = ["| data | fit | least limit, MiB | store there | objective there (without a "
-             "limit) | relative gap there | seconds there (without a limit) |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| data | fit | commit | least limit, MiB | store there | objective there "
+             "(without a limit) | relative gap there | seconds there (without a limit) | peak "
+             "without a limit, MiB |",
+             "|---|---|---|---|---|---|---|---|---|"]
     theirs = {r["dataset"]: r["least_mib"] for r in run["rows"]
               if r["tool"] == "sklearn-crfsuite" and "at" not in r}
     for r in run["rows"]:
@@ -687,11 +689,15 @@ def memory_limit_table() -> str:
                             f"({free['seconds']:.0f})" if "seconds" in free else ""]).strip()
         loss = " ".join([f"{at['loss']:.3f}" if "loss" in at else "",
                          f"({free['loss']:.3f})" if "loss" in free else ""]).strip()
-        lines.append(f"| {data} | {_TOOL_NAMES.get(r['tool'], r['tool'])} | {least} | {store} | "
-                     f"{loss} | {gap} | {seconds} |")
+        peak = f"{free['peak_rss_mib']:,.0f}" if "peak_rss_mib" in free else ""
+        lines.append(f"| {data} | {_TOOL_NAMES.get(r['tool'], r['tool'])} | "
+                     f"{r.get('commit', '')} | {least} | {store} | {loss} | {gap} | {seconds} "
+                     f"| {peak} |")
     lines += ["", f"The least hard limit (a cgroup's, found by bisection to "
               f"{run['resolution_mib']} MiB) under which the fit's process ends, in brackets "
-              "as a multiple of sklearn-crfsuite's; the objective is the training loss each "
+              "as a multiple of sklearn-crfsuite's; commit: crfsdca's where the row ran (a "
+              "sklearn-crfsuite row without one: 2026-11-29); the objective is the training "
+              "loss each "
               "tool reports; seconds are the fit's (on a generator, making the items "
               f"included), indicative; {run['machine']}."]
     return "\n".join(lines)

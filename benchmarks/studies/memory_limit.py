@@ -6,22 +6,24 @@ Question: Under a hard memory limit (a cgroup's, as a container or SLURM sets it
     a generator of the same items (which, when the marginal store does not fit the limit,
     takes a float32 store and then a store in a file, store_dir)? And do the fits under
     the limit end on the certified objective of the fit without it?
-Date: 2026-11-29
-Commit: 77e0782
-Answer: Dutch NER: sklearn-crfsuite 409 MiB, crfsdca on lists 574 MiB, on a generator
-    349 MiB (0.85x, a float32 store in a file, relative gap 2.0e-4, 1.4x the unlimited
-    fit's seconds). CoNLL-2000: 684, 1,211 and 1,025 MiB, the last two set by the memory
-    check's count of work vectors, since cut (e3abde1); under 800 MiB the fit on a
-    generator then ran for 17 minutes without ending (30 s unlimited): its store, read
-    at random, mostly paged. Twenty times CoNLL-2000 (--copies 20 --at 4096, at c817978,
-    2026-11-30): sklearn-crfsuite killed under 4,096 MiB; the fit on a generator ends
-    there (a float32 store of 8.2 GB in a file) on 14,880.571 against 14,880.750 without
-    the limit (its float64 store in memory, 17.8 GB at its peak), each certified within
-    about 3 (relative gaps 2.2e-4 and 2.0e-4); 2,300 s against 336 s, both beside other
-    work. From a crfsdca.Corpus made beforehand (2026-11-30, at 1a03519, --timeout):
-    Dutch 363 MiB (0.89x sklearn-crfsuite's; 60 s), CoNLL-2000 684 MiB (1.00x, to 32
-    MiB; 240 s; below 653 MiB the memory check refuses). Table: docs/benchmarks.md
-    ("Bigger than memory"), from runs/memory_limit.json.
+Date: 2026-12-01
+Commit: 800509a (every crfsdca row; sklearn-crfsuite's rows but twenty times over are of
+    2026-11-29)
+Answer: On the compact store (the default since these rows were last run, on the
+    paper's): Dutch NER: sklearn-crfsuite 409 MiB, crfsdca on lists 394 MiB (0.96x, its
+    store in a file), on a generator and from a crfsdca.Corpus 253 MiB (0.62x, the store
+    in memory, about the unlimited fit's seconds). CoNLL-2000: 684, 820 (1.20x), 599
+    (0.88x) and 552 MiB (0.81x), the compact store in a file at about the unlimited
+    seconds; below, the memory check refuses. Twenty times CoNLL-2000 (--copies 20 --at
+    4096): sklearn-crfsuite killed under 4,096 MiB (8,005 MiB at its peak without a limit,
+    1,669 s beside other work, 15,418.177 after its 100 iterations); the fit on a
+    generator runs there in memory as without the limit (3,231 MiB at its peak, 0.40x),
+    the same run to the last bit (14,881.007, relative gap 2.1e-4), 221 s against 217.
+    Four and ten times over: 1,041 and 1,889 MiB at their peaks, in memory under 1,536
+    and 3,072 MiB, 1.06x and 1.00x the seconds. Before (2026-11-29/30, the paper's store):
+    Dutch 574 / 349 / 363 MiB (lists / generator / corpus), CoNLL-2000 1,211 / 1,025 /
+    684 MiB; twenty times over a float32 store of 8.2 GB in a file, 2,300 s against 336.
+    Table: docs/benchmarks.md ("Bigger than memory"), from runs/memory_limit.json.
 
 Each fit runs in a fresh process in a child cgroup of this process's (cgroup v1's memory
 controller or v2's ``memory.max``; root is needed), the limit set before the process
@@ -94,14 +96,16 @@ print(json.dumps(end))
 
 
 def cgroup_dir() -> tuple[Path, str]:
-    """A child cgroup of this process's, and its controller's version ("v1" or "v2")."""
+    """A child cgroup of this process's, named by its pid (two studies at once do not
+    share it), and its controller's version ("v1" or "v2")."""
+    name = f"crfsdca-limit-{os.getpid()}"
     lines = Path("/proc/self/cgroup").read_text().splitlines()
     for line in lines:
         _, controllers, path = line.split(":", 2)
         if "memory" in controllers.split(","):
-            return Path("/sys/fs/cgroup/memory") / path.lstrip("/") / "crfsdca-limit", "v1"
+            return Path("/sys/fs/cgroup/memory") / path.lstrip("/") / name, "v1"
     path = next(p for _, c, p in (line.split(":", 2) for line in lines) if c == "")
-    return Path("/sys/fs/cgroup") / path.lstrip("/") / "crfsdca-limit", "v2"
+    return Path("/sys/fs/cgroup") / path.lstrip("/") / name, "v2"
 
 
 def run_limited(code: str, args: list[str], limit_mib: int | None,
@@ -183,6 +187,8 @@ def main(argv=None) -> int:
     prelude = PAIRS.format(src=str(ROOT / "src"), raw=str(ROOT / "data" / "raw"),
                            config=str(ROOT / "config.yaml"))
     folder = tempfile.TemporaryDirectory()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                            capture_output=True, text=True).stdout.strip()
     for name in args.datasets:
         made = False
         for tool in args.tools:
@@ -196,7 +202,8 @@ def main(argv=None) -> int:
             free = None
             if args.unlimited is None or tool in args.unlimited:
                 _, free = run_limited(code, given, None)
-            row = {"dataset": name, "copies": args.copies, "tool": tool, "unlimited": free}
+            row = {"dataset": name, "copies": args.copies, "tool": tool, "commit": commit,
+                   "unlimited": free}
             if args.at:
                 row["at"] = at_limit(code, given, args.at)
             else:

@@ -4,30 +4,38 @@ Question: How much memory does the default ``CRF()`` fit take, as a multiple of
     sklearn-crfsuite's tutorial call, where users train (Dutch and Spanish NER with the
     tutorial's features, CoNLL-2000 chunking) and on the vendored dataset with the largest
     dual state (the POS treebank sample, K = 45, CRFsuite's feature set)?
-Date: 2026-11-30
-Commit: 0151b05 (Catalyst's center and x_k kept on the feature set; 263063f: learn takes
-    the finished solver's weights rather than a copy; the compact store the default since
-    0ec5e39)
+Date: 2026-12-01
+Commit: 800509a (the study reading the items from a file and the process's own peak:
+    below)
 Answer: The default fit (the compact store) from lists: 1.12x sklearn-crfsuite's peak on
-    Dutch NER, 1.09x on Spanish NER, 1.18x on CoNLL-2000 and 1.65x on the POS sample
+    Dutch NER, 1.09x on Spanish NER, 1.19x on CoNLL-2000 and 1.74x on the POS sample
     (K = 45): issue 57's in-memory bounds (1.2x; 2x on the POS sample) met on all four.
-    (At 7c25e4a, before the two commits: 1.15x, 1.11x, 1.40x, 2.14x: the final weights
-    were copied while the solver's state was alive, and Catalyst kept two more dense
-    vectors of the weights' size, 56 MiB each on CoNLL-2000.) With the paper's store (the
-    default from 408d1cd to 5355aa6): 1.36x, 1.39x, 2.14x, 5.11x; a float32 store (which
-    takes the paper's) 1.21x, 1.21x, 1.61x, 3.26x. On a generator of the same items,
-    never held whole: 0.77x, 0.73x, 0.85x, 1.53x (issue 57 asks 0.5x); on a
-    crfsdca.Corpus made by an earlier process: 0.79x, 0.75x, 0.77x, 1.43x. A fit's
-    process without data is 212 MiB (sklearn-crfsuite's 142): numba's import and its
-    first kernel are 130 of it. Table: docs/benchmarks.md ("Bigger than memory"), from
-    runs/peak_memory.json.
+    On a generator of the same items, never held whole: 0.70x, 0.66x, 0.85x, 1.60x
+    (issue 57 asks 0.5x); on a crfsdca.Corpus made by an earlier process: 0.71x, 0.67x,
+    0.75x, 1.50x. A process that fits 500 sentences from a generator is 214 MiB, 0.48x of
+    sklearn-crfsuite's peak on Dutch NER (numba's import and its cached kernels about 130
+    of it), so 0.5x there leaves about 8 MiB for the data. The paper's store: 1.36x,
+    1.40x, 2.26x, 5.49x; a float32 store (which takes the paper's) 1.21x, 1.22x, 1.68x,
+    3.49x. Until 2026-12-01 (0151b05's run) the measured process also read the raw
+    corpus and kept its sentences (6 MiB on Dutch, 85 on CoNLL-2000, in sklearn-crfsuite's
+    process as well): 1.12x, 1.09x, 1.18x, 1.65x from lists; 0.77x, 0.73x, 0.85x, 1.53x
+    on a generator. One Dutch float32 row of this run read 788 MiB, 537 run again alone
+    (kept). Table: docs/benchmarks.md ("Bigger than memory"), from runs/peak_memory.json.
 
-Each fit runs in a fresh process (the items built there, then the fit), and the peak
-resident memory of that process (``ru_maxrss``) is read by the parent; the items alone
-(a process that builds them and stops) are measured too, so that the fit's own share is
-the difference. crfsdca: ``CRF(c1=0.1, c2=0.1, all_possible_transitions=True)`` (the
-default algorithm, SDCA, with its default dual state, the compact store), the same with
-the paper's store (``crfsdca-exact``, ``dual_store="exact"``), with
+Each fit runs in a fresh process, which reports its peak resident memory (``VmHWM`` of
+/proc/self/status: ``ru_maxrss``, read until 2026-12-01, keeps the launching process's
+peak across ``exec``, here about 100 MiB, below every row of a whole data set). A setup
+process builds the items from the raw data and writes them, pair after pair, to a file;
+the measured process reads them back one pair at a time, into lists (``X``, ``y``) or
+straight into a fit on the generator, so that it holds the items a fit needs and nothing
+else (until 2026-12-01 the measured process read the raw corpus itself and kept its
+sentences through the fit, 30-50 MiB in every row). The items alone (a process that
+reads them into lists and stops) are measured too, so that the fit's own share is the
+difference.
+
+crfsdca: ``CRF(c1=0.1, c2=0.1, all_possible_transitions=True)`` (the default
+algorithm, SDCA, with its default dual state, the compact store), the same with the
+paper's store (``crfsdca-exact``, ``dual_store="exact"``), with
 ``store_dtype="float32"`` (which takes the exact store), on a generator of the items
 (``crfsdca-stream``), and on a ``crfsdca.Corpus`` of them made by an earlier process
 (``crfsdca-corpus``: the items never in the measured process, their encoding read from
@@ -89,7 +97,7 @@ X, y = [], []
 for xseq, yseq in pairs():
     X.append(xseq)
     y.append(yseq)
-items = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+items = peak_kib()
 """
 
 CALL = "CRF(c1=0.1, c2=0.1, all_possible_transitions=True{extra})"
@@ -111,7 +119,7 @@ FITS = {
 }
 
 REPORT = """
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+peak = peak_kib()
 n = tokens = 0
 labels = set()
 for xseq, yseq in pairs():  # counted after the peak is read
@@ -121,6 +129,34 @@ print(json.dumps({"sequences": n, "tokens": tokens, "labels": len(labels),
                   "items_mib": items / 1024, "peak_mib": peak / 1024}))
 """
 
+
+SPOOL = """
+import pickle
+with open(sys.argv[4], "wb") as f:
+    for pair in pairs():
+        pickle.dump(pair, f, protocol=pickle.HIGHEST_PROTOCOL)
+"""
+"""Writes the items, pair after pair, to the file argv[4]: run in a process of its own
+before the measured one, which reads them back one at a time (``FROM_SPOOL``)."""
+
+FROM_SPOOL = """
+import sys, json, pickle
+sys.path.insert(0, {src!r})
+
+
+def peak_kib():  # this process's own peak (ru_maxrss would carry the parent's over exec)
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+
+
+def pairs():  # the items a pair at a time, from the file SPOOL wrote
+    with open(sys.argv[4], "rb") as f:
+        while True:
+            try:
+                yield pickle.load(f)
+            except EOFError:
+                return
+"""
 
 CORPUS = "from crfsdca import Corpus\nCorpus.create(sys.argv[3], pairs())\n"
 """Encodes the items into a corpus (``crfsdca.Corpus``) in the folder argv[3]: run in a
@@ -134,11 +170,14 @@ def prelude() -> str:
 
 def measure(name: str, tool: str, limit: int) -> dict:
     with tempfile.TemporaryDirectory() as folder:
-        given = [name, str(limit), folder]
+        given = [name, str(limit), folder, str(Path(folder) / "items.pickle")]
+        spooled = FROM_SPOOL.format(src=str(ROOT / "src"))
+        subprocess.run([sys.executable, "-c", prelude() + SPOOL, *given], check=True,
+                       capture_output=True)
         if tool == "crfsdca-corpus":
-            subprocess.run([sys.executable, "-c", prelude() + CORPUS, *given], check=True,
+            subprocess.run([sys.executable, "-c", spooled + CORPUS, *given], check=True,
                            capture_output=True)
-        out = subprocess.run([sys.executable, "-c", prelude() + FITS[tool] + REPORT, *given],
+        out = subprocess.run([sys.executable, "-c", spooled + FITS[tool] + REPORT, *given],
                              check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
