@@ -174,7 +174,8 @@ class CRF(Params):
         (``lbfgs``: from the weights).
     save_dual : bool, default False
         With ``model_filename``, also write the dual state beside the model
-        (``MODEL.dual``), which ``continue_from`` and ``crfsdca learn --continue`` read.
+        (``MODEL.dual``), which ``continue_from`` and ``crfsdca learn --continue`` read;
+        crfsdca's model format only (CRFsuite's drops attributes without features).
     verbose : bool, default False
         Print the memory of the solver's state before allocating it, then a line per epoch
         (loss, duality gap, and the dev scores when ``X_dev`` is given).
@@ -722,6 +723,11 @@ class CRF(Params):
         if fmt == "crfsuite" and self.bias:
             raise ConfigError("CRFsuite's model format has no bias features: train with "
                               "bias=False, or write crfsdca's format (model_format='hdf5')")
+        if fmt == "crfsuite" and self.save_dual:
+            raise ConfigError("save_dual needs crfsdca's model format: CRFsuite's keeps only "
+                              "the attributes that have features, so no dual state matches "
+                              "the model read back; write model_format='hdf5' (a name not "
+                              "ending in .crfsuite)")
         check_writable(self.model_filename)
         if self.save_dual:
             check_writable(dual_path(self.model_filename))

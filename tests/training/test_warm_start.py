@@ -145,3 +145,17 @@ def test_a_save_cut_at_any_step_leaves_a_model_and_its_own_dual(tmp_path, monkey
     saved = left.model_.training["last"]["loss"]
     left.set_params(max_iterations=2).fit(X, y)  # continues, every dual block reused
     assert left.training_log_.iterations[0]["loss"] == pytest.approx(saved, rel=1e-9)
+
+
+def test_save_dual_refuses_crfsuite_s_model_format_before_training(tmp_path):
+    """CRFsuite's format keeps only the attributes that have features, so a dual state
+    written beside such a model never matches the model read back (``continue_from``
+    refused it after the whole fit): refused before any work, nothing written."""
+    X, y = small_corpus()
+    path = tmp_path / "m.crfsuite"
+    with pytest.raises(ConfigError, match="save_dual needs crfsdca's model format"):
+        CRF(model_filename=str(path), save_dual=True, bias=False).fit(X, y)
+    assert list(tmp_path.iterdir()) == []
+    CRF(model_filename=str(path), model_format="hdf5", save_dual=True, bias=False,
+        max_iterations=2).fit(X, y)
+    assert CRF().continue_from(path)._dual is not None
