@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -16,6 +17,12 @@ from crfsdca.solvers.base import Problem
 
 ROOT = Path(__file__).resolve().parents[2]
 DATASETS = ("ocr", "conll", "ner", "pos")
+
+
+def head_commit() -> str:
+    """The checkout's commit (short hash) that a study's rows ran on."""
+    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                          capture_output=True, text=True).stdout.strip()
 
 
 def machine() -> str:

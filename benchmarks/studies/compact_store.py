@@ -39,13 +39,12 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import time
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from common import kept_rows, machine, markdown_table, store_run  # noqa: E402
+from common import head_commit, kept_rows, machine, markdown_table, store_run  # noqa: E402
 from practitioner import load, objective, scores  # noqa: E402
 
 STORES = ("exact", "compact")
@@ -76,8 +75,7 @@ def main() -> None:
     ap.add_argument("--add", action="store_true",
                     help="keep the rows of --json for the datasets not run now")
     args = ap.parse_args()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
+    commit = head_commit()
     print(f"# {machine()}; one thread; {args.rounds} rounds; commit {commit}; "
           f"{time.strftime('%Y-%m-%d %H:%M')}", flush=True)
     rows = kept_rows(args.json, args.add, lambda r: r["dataset"] in args.datasets)

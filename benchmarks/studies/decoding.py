@@ -38,14 +38,13 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
-from common import ROOT, machine  # noqa: E402
+from common import head_commit, machine  # noqa: E402
 from tutorial import iob_sents, sent2features, sent2labels  # noqa: E402
 
 from crfsdca import CRF  # noqa: E402
@@ -105,8 +104,7 @@ def main() -> None:
     ap.add_argument("--train-limit", type=int, default=None,
                     help="train on the first N sentences (default: all of ned.train)")
     args = ap.parse_args()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                            capture_output=True, text=True).stdout.strip()
+    commit = head_commit()
     print(f"# {machine()}; one thread; commit {commit} (and the working tree); "
           f"{time.strftime('%Y-%m-%d %H:%M')}", flush=True)
     print(f"# load average at the start: {os.getloadavg()}", flush=True)

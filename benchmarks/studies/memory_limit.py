@@ -179,7 +179,7 @@ def main(argv=None) -> int:
                     help="keep the rows of --json for the datasets and tools not run now")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).parent))
-    from common import kept_rows, machine, store_run
+    from common import head_commit, kept_rows, machine, store_run
 
     rows = kept_rows(args.json, args.add, lambda r: (
         r["dataset"] in args.datasets and r["tool"] in args.tools
@@ -187,8 +187,7 @@ def main(argv=None) -> int:
     prelude = PAIRS.format(src=str(ROOT / "src"), raw=str(ROOT / "data" / "raw"),
                            config=str(ROOT / "config.yaml"))
     folder = tempfile.TemporaryDirectory()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                            capture_output=True, text=True).stdout.strip()
+    commit = head_commit()
     for name in args.datasets:
         made = False
         for tool in args.tools:

@@ -29,7 +29,7 @@ process builds the items from the raw data and writes them, pair after pair, to 
 the measured process reads them back one pair at a time, into lists (``X``, ``y``) or
 straight into a fit on the generator, so that it holds the items a fit needs and nothing
 else (until 2026-12-01 the measured process read the raw corpus itself and kept its
-sentences through the fit, 30-50 MiB in every row). The items alone (a process that
+sentences through the fit, 6-85 MiB by data set). The items alone (a process that
 reads them into lists and stops) are measured too, so that the fit's own share is the
 difference.
 
