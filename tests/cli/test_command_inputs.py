@@ -30,11 +30,12 @@ def data_file(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["-p", "c2=-1"], "c2 must be a finite number >= 0"),
     (["-p", "c2=nan"], "c2 must be a finite number >= 0"),
-    (["-p", "c1=-1"], "c1 must be non-negative"),
+    (["-p", "c1=-1"], "c1 must be a finite number >= 0"),
     (["-p", "c2=0"], "sdca needs an L2 term"),
     (["-a", "oeg", "-p", "c1=1"], "oeg does not handle an L1 term"),
     (["-p", "nope=1"], "parameter not found: nope"),
     (["-p", "threads=x"], "threads: expected int"),
+    (["-x", "-g", "1000"], "-g 1000: 16 instance(s), so at most 16 groups"),
 ])
 def test_learn_parameters_give_one_line(data_file, tmp_path, capsys, args, message):
     model = tmp_path / "m.model"
@@ -116,6 +117,34 @@ def test_learn_terminated_keeps_a_complete_model_and_exits_143(tmp_path):
     assert m.training["status"] == "terminated"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporaries
     json.dumps(m.options)
+
+
+def test_learn_cross_validation_stops_at_sigterm(tmp_path):
+    """SIGTERM during a fold of ``learn -x``: the command ends there (exit 143), not
+    after the fold's fit has kept its weights and the next folds have trained."""
+    rng = np.random.default_rng(1)
+    lines = []
+    for _ in range(1500):
+        for _ in range(8):
+            lines.append(f"{'ABCD'[rng.integers(4)]}\tw={rng.integers(3000)}\t"
+                         f"v={rng.integers(3000)}")
+        lines.append("")
+    data = tmp_path / "big.txt"
+    data.write_text("\n".join(lines) + "\n")
+    proc = subprocess.Popen([sys.executable, "-m", "crfsdca", "learn", "-x", "-g", "40",
+                             "-p", "epsilon=0", "-p", "max_iterations=100000", str(data)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    seen = ""
+    while "epoch" not in seen:  # the first fold is training
+        line = proc.stdout.readline()
+        assert line and time.monotonic() < deadline, proc.stderr.read()
+        seen += line
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, out + err
+    assert "Cross validation (2/40)" not in seen + out
+    assert err.strip().endswith("terminated; no output written"), err
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["--version"], [], ["nope"]])

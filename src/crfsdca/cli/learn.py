@@ -19,7 +19,7 @@ import sys
 from ..errors import ConfigError, CrfsdcaError
 from ..solvers.options import _parse_bool
 from ..solvers.registry import ALGORITHM_ALIASES, algorithms, canonical_algorithm, spec
-from ..training.status import exit_status
+from ..training.status import exit_status, raise_stop
 from .arguments import COUNT, POSITIVE
 
 PARAMETERS = {
@@ -168,6 +168,9 @@ def _groups(n: int, args) -> list[int] | None:
         return None
     if args.split < 2:
         raise ConfigError(f"-g needs at least 2 groups, got {args.split}")
+    if args.split > n:
+        raise ConfigError(f"-g {args.split}: {n} instance(s), so at most {n} groups (a group "
+                          "without instances would hold nothing out)")
     order = list(range(n))
     random.Random(0).shuffle(order)
     groups = [0] * n
@@ -252,6 +255,7 @@ def _learn(args: argparse.Namespace) -> int:
         for g in range(n_groups):
             print(f"===== Cross validation ({g + 1}/{n_groups}) =====", file=out)
             _fit(est, data, groups, g)
+            raise_stop(est.model_.training["status"])  # Ctrl-C, SIGTERM: no more folds
         return 0
     holdout = None
     if args.holdout is not None:

@@ -5,7 +5,9 @@ Python at once: a training run would lose everything, while Ctrl-C keeps it.
 :func:`sigterm_raises` turns SIGTERM into :class:`~crfsdca.errors.Terminated` in the main
 thread, so the training loop stops at its next step and keeps its rows (status
 ``terminated``); commands that keep nothing exit without a partial artifact (every write
-is atomic). :func:`shielded` lets the saving of a run finish whatever signal comes in.
+is atomic). :func:`shielded` lets the saving of a run finish whatever signal comes in;
+:func:`deferred` lets threads that wait on each other all finish before the signal is
+raised.
 """
 
 from __future__ import annotations
@@ -57,3 +59,19 @@ def shielded() -> Iterator[list[int]]:
     finally:
         for s, h in handlers.items():
             signal.signal(s, h)
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """Inside the block, SIGINT and SIGTERM wait: each one received is raised again at its
+    end, to the handlers of before the block (Ctrl-C's KeyboardInterrupt, Terminated, or
+    the default action). For work that a signal must not leave half done: threads that
+    wait on each other (:func:`~crfsdca.runtime.threads.run_parallel`), where the caller
+    leaving early would leave a thread spinning on a step that never comes."""
+    received: list[int] = []
+    try:
+        with shielded() as received:
+            yield
+    finally:
+        for signum in dict.fromkeys(received):
+            signal.raise_signal(signum)

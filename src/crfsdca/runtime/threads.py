@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from ..errors import ConfigError
+from .signals import deferred
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}
 
@@ -61,18 +62,22 @@ def check_threads(threads) -> int:
 
 def run_parallel(tasks: Sequence[Callable[[], object]]) -> list:
     """Call every task, each on its own thread (the first on the caller's); their results
-    in order. An exception of a task is raised here after all have finished."""
+    in order. An exception of a task is raised here after all have finished, and so is
+    Ctrl-C or SIGTERM (:func:`~crfsdca.runtime.signals.deferred`): the tasks wait on each
+    other, and a caller that left at once would leave its threads spinning on a step of
+    its task that never comes, or taking the next call's tasks behind them."""
     if len(tasks) == 1:
         return [tasks[0]()]
     pool = _POOLS.get(len(tasks) - 1)
     if pool is None:
         pool = _POOLS[len(tasks) - 1] = ThreadPoolExecutor(len(tasks) - 1,
                                                            thread_name_prefix="crfsdca")
-    futures = [pool.submit(task) for task in tasks[1:]]
-    try:
-        first = tasks[0]()
-    finally:
-        rest = [f.exception() or f.result() for f in futures]  # wait for every thread
+    with deferred():
+        futures = [pool.submit(task) for task in tasks[1:]]
+        try:
+            first = tasks[0]()
+        finally:
+            rest = [f.exception() or f.result() for f in futures]  # wait for every thread
     for r in rest:
         if isinstance(r, BaseException):
             raise r

@@ -33,6 +33,7 @@ from ..solvers.registry import DualStart, SolverConfig
 from .feature_set import crfsuite_feature_mask
 from .folds import Fold
 from .learn import Learned, learn, make_problem
+from .status import raise_stop
 from .weighting import fit_weights
 
 
@@ -136,6 +137,7 @@ def fit_path(fold: Fold, points: Sequence[tuple[float, float]], run: PathRun,
         learned = learn(problem, run.config, seed=run.seed, epochs=run.epochs,
                         epsilon=run.epsilon, max_seconds=run.max_seconds,
                         start=start, threads=run.threads)
+        raise_stop(learned.status)  # Ctrl-C, SIGTERM: the whole search stops
         start = next_start(run.config, learned)
         t0 = time.perf_counter()
         value = float(score(c1, c2, learned.weights))

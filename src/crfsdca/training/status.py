@@ -10,6 +10,7 @@ import json
 import os
 from pathlib import Path
 
+from ..errors import Terminated
 from ..runtime.signals import EXIT_SIGINT, EXIT_SIGTERM
 
 FINISHED = ("budget", "converged", "time_limit", "stalled")
@@ -21,6 +22,16 @@ refuses the others)."""
 STOPPED = {"interrupted": EXIT_SIGINT, "terminated": EXIT_SIGTERM, "diverged": 3}
 """Statuses of a run that stopped short (Ctrl-C, SIGTERM, a non-finite primal or dual),
 with the exit status of the command that saved it."""
+
+
+def raise_stop(status: str) -> None:
+    """Raise again what stopped a run of ``status``: KeyboardInterrupt (Ctrl-C) or
+    Terminated (SIGTERM). One fit keeps its weights and returns; a loop of fits
+    (cross-validation, a path of c2) ends here instead of going on to the next fit."""
+    if status == "interrupted":
+        raise KeyboardInterrupt
+    if status == "terminated":
+        raise Terminated("signal 15")
 
 
 def exit_status(status: str) -> int:
