@@ -37,8 +37,9 @@ from .corpus import Corpus
 from .data.items import Vocabulary, encode
 from .data.sequences import with_weights
 from .data.shared_encoding import shared_encoding
+from .data.stream import labeled_pairs
 from .errors import ConfigError
-from .estimator import CRF, training_lists
+from .estimator import CRF, CRFSUITE_DEFAULTS, training_lists
 from .model.objective import predict as viterbi_labels
 from .model_file import Model
 from .runtime import memory
@@ -217,8 +218,9 @@ class CRFCV(BaseEstimator):
         them; ``sample_weight``: a weight per sequence, as ``CRF.fit`` takes it (each
         fold's fits get their rows' weights).
 
-        ``X`` may also be a [`Corpus`][crfsdca.corpus.Corpus] (``y`` None): the folds
-        are cut from its encoding and the refit trains on it, nothing is encoded again.
+        With ``y`` None, ``X`` yields (xseq, yseq) pairs, as ``CRF.fit`` takes them (held
+        in memory: the folds index them), or is a [`Corpus`][crfsdca.corpus.Corpus]: the
+        folds are cut from its encoding and the refit trains on it, nothing is encoded again.
         A scorer then sees each test sequence as its index in the corpus (its ``X``) and
         the corpus's labels (its ``y``): the default scorer and any metric of labels
         work, one that reads the items cannot."""
@@ -231,6 +233,9 @@ class CRFCV(BaseEstimator):
                 raise ValueError("fit(corpus): the labels are the corpus's own; pass y=None")
             X, y = _corpus_lists(corpus)
         else:
+            if y is None:  # (xseq, yseq) pairs, as CRF.fit takes them: held, for the folds
+                pairs = list(labeled_pairs(X, None))
+                X, y = [x for x, _ in pairs], [t for _, t in pairs]
             X, y = training_lists(X, y)
         crf = CRF(**self._crf_params())
         if crf.transition_prefix is not None:
@@ -277,7 +282,8 @@ class CRFCV(BaseEstimator):
                       None if settings.epsilon is None else path_epsilon,
                       crf.max_seconds, crf._seed(), threads,
                       bool(crf.all_possible_states), bool(crf.all_possible_transitions),
-                      float(crf.min_freq), bool(crf.bias), crf.class_weight)
+                      CRFSUITE_DEFAULTS["min_freq"] if crf.min_freq is None
+                      else float(crf.min_freq), bool(crf.bias), crf.class_weight)
         pieces = 1 if workers <= 1 else -(-2 * workers // len(splits))
         paths = [(k, piece) for k in range(len(splits))
                  for piece in split_path(path_order(c1s, c2s), pieces)]
@@ -343,44 +349,52 @@ class CRFCV(BaseEstimator):
 
     # ------------------------------------------------------------------ the refit
     def _refitted(self) -> bool:
+        """Whether the methods of the refitted CRF exist: not with refit=False (an
+        AttributeError, as GridSearchCV's, whose cause says why)."""
         if not self.refit:
             raise AttributeError("this CRFCV was fitted with refit=False: it has no "
                                  "best_estimator_ to predict with")
+        return True
+
+    def _best(self):
+        """``best_estimator_``, or NotFittedError before ``fit`` (raised in the method
+        itself: ``available_if`` would hide its message)."""
         if not hasattr(self, "best_estimator_"):
             raise NotFittedError("this CRFCV is not fitted yet: call fit")
-        return True
+        return self.best_estimator_
 
     @available_if(_refitted)
     def predict(self, X, **kwargs):
         """``best_estimator_.predict``."""
-        return self.best_estimator_.predict(X, **kwargs)
+        return self._best().predict(X, **kwargs)
 
     @available_if(_refitted)
     def predict_single(self, xseq, **kwargs):
         """``best_estimator_.predict_single``."""
-        return self.best_estimator_.predict_single(xseq, **kwargs)
+        return self._best().predict_single(xseq, **kwargs)
 
     @available_if(_refitted)
     def predict_marginals(self, X, **kwargs):
         """``best_estimator_.predict_marginals``."""
-        return self.best_estimator_.predict_marginals(X, **kwargs)
+        return self._best().predict_marginals(X, **kwargs)
 
     @available_if(_refitted)
     def predict_marginals_single(self, xseq, **kwargs):
         """``best_estimator_.predict_marginals_single``."""
-        return self.best_estimator_.predict_marginals_single(xseq, **kwargs)
+        return self._best().predict_marginals_single(xseq, **kwargs)
 
     @available_if(_refitted)
     def score(self, X, y):
         """The score of ``best_estimator_`` on (X, y) by ``scoring`` (the CRF's own
         ``score`` when None), as ``GridSearchCV.score``."""
-        return self.scorer_(self.best_estimator_, X, y)
+        best = self._best()  # before scorer_, which only fit sets
+        return self.scorer_(best, X, y)
 
     @property
     def classes_(self) -> list[str]:
         """``best_estimator_.classes_``."""
         self._refitted()
-        return self.best_estimator_.classes_
+        return self._best().classes_
 
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self, "cv_results_")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 import os
 import sys
 import time
@@ -509,9 +510,8 @@ class CRF(Params):
             sample_weight = check_sample_weight(sample_weight, len(X))
         algorithm, run = self._checked_run()
         config = run.config
-        c2 = float(self.c2)
-        if not (math.isfinite(c2) and c2 >= 0):
-            raise ValueError(f"c2 must be a finite number >= 0, got {self.c2}")
+        c1, c2, min_freq = (CRFSUITE_DEFAULTS[name] if getattr(self, name) is None
+                            else float(getattr(self, name)) for name in ("c1", "c2", "min_freq"))
         if not streamed and corpus is None:  # the data's feature mass at least, before encoding
             transitions = sum(map(len, X)) - len(X)
             if (why := scale_problem(c2, transitions, config)) is not None:
@@ -562,7 +562,7 @@ class CRF(Params):
             raise ConfigError(why)
         mask = crfsuite_feature_mask(train, A, K, bool(self.all_possible_states),
                                      bool(self.all_possible_transitions),
-                                     float(self.min_freq), bool(self.bias), zero_entries, E)
+                                     min_freq, bool(self.bias), zero_entries, E)
         del zero_entries  # (attribute, token) pairs: as many as a tenth of the entries
         phases["feature_set"] = lap()
         dev = None
@@ -575,9 +575,6 @@ class CRF(Params):
             dev = known_split(dev, A, E)
             label_names = dev_labels.strings()
             phases["encode"] += lap()
-        c1 = float(self.c1 or 0.0)
-        if c1 < 0:
-            raise ValueError(f"c1 must be non-negative, got {self.c1}")
         problem = make_problem(train, A, K, label_names, c2, mask, dev, c1,
                                radii=config.needs_radii(),
                                n_transition_attributes=E)
@@ -587,7 +584,7 @@ class CRF(Params):
         start = start_point(config, previous, state, train, digests, A, K, mask,
                             say) if continuing else None
         model_options = {"algorithm": algorithm, "c1": c1, "c2": c2,
-                         "min_freq": float(self.min_freq),
+                         "min_freq": min_freq,
                          "all_possible_states": bool(self.all_possible_states),
                          "all_possible_transitions": bool(self.all_possible_transitions),
                          "bias": bool(self.bias)}
@@ -736,6 +733,7 @@ class CRF(Params):
         """The algorithm and how a fit by it runs with these parameters, every parameter
         of the run checked first (``crfsdca.CRFCV``'s fits too)."""
         algorithm = self._check_algorithm()
+        self._check_numbers()
         if self.trainer_cls is not None:
             raise ConfigError("trainer_cls is a python-crfsuite trainer class, which crfsdca "
                               "does not use: leave it None")
@@ -757,6 +755,26 @@ class CRF(Params):
                            else SOLVERS[algorithm].default_epochs,
                            None if own_epsilon else
                            DEFAULT_EPSILON if self.epsilon is None else self.epsilon)
+
+    def _check_numbers(self) -> None:
+        """The numeric parameters' kinds, each error naming its parameter: c1, c2 and
+        min_freq finite numbers >= 0 (None: CRFsuite's default, as sklearn-crfsuite
+        reads it), the budgets and epsilon numbers or None (their ranges are the run's to
+        check), random_state an int, a RandomState or None."""
+        for name in ("c1", "c2", "min_freq"):
+            value = getattr(self, name)
+            if value is not None and not (_is_number(value) and math.isfinite(value)
+                                          and value >= 0):
+                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+        for name in ("epsilon", "max_iterations", "max_seconds"):
+            value = getattr(self, name)
+            if value is not None and not _is_number(value):
+                raise ValueError(f"{name} must be a number or None, got {value!r}")
+        seed = self.random_state
+        if not (seed is None or isinstance(seed, np.random.RandomState)
+                or isinstance(seed, numbers.Integral) and not isinstance(seed, bool)):
+            raise ValueError(f"random_state must be an int, a numpy RandomState or None, "
+                             f"got {seed!r}")
 
     def _check_algorithm(self) -> str:
         name = canonical_algorithm(self.algorithm)  # CRFsuite's long names too
@@ -1033,6 +1051,16 @@ class CRF(Params):
         strings = sum(len(s.encode("utf-8")) + 1 for s in model.labels + model.attributes
                       + model.transition_attributes)
         return int(12 * np.count_nonzero(model.weights) + strings)
+
+
+CRFSUITE_DEFAULTS = {"c1": 0.0, "c2": 1.0, "min_freq": 0.0}
+"""What CRFsuite trains with where c1, c2 or min_freq is None (sklearn-crfsuite's
+defaults: the parameter is not set)."""
+
+
+def _is_number(value) -> bool:
+    """A real number, not a bool (nor a str: ``float('1')`` would take it)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def training_lists(X, y) -> tuple[list, list]:

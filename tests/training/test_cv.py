@@ -331,6 +331,11 @@ def test_delegation_clone_pickle_and_metrics(corpus, tmp_path):
     assert mine == its
     with pytest.raises(NotFittedError):
         check_is_fitted(twin)
+    for method in (twin.predict, twin.predict_marginals):  # its own message, not sklearn's
+        with pytest.raises(NotFittedError, match="this CRFCV is not fitted yet: call fit"):
+            method(X[:1])
+    with pytest.raises(NotFittedError, match="not fitted yet"):
+        twin.score(X[:2], y[:2])
     assert twin.set_params(c2s=[0.5], min_freq=1.0).min_freq == 1.0
     params = CRFCV().get_params()
     assert set(params) == {"c1s", "c2s", "cv", "scoring", "refit", "n_jobs",
@@ -504,3 +509,34 @@ def test_paths_on_a_dask_cluster_equal_the_local_ones(corpus):
         np.testing.assert_array_equal(remote.cv_results_[f"split{k}_gap"],
                                       local.cv_results_[f"split{k}_gap"])
     assert remote.predict(X[:5]) == local.predict(X[:5])
+
+
+def test_ctrl_c_during_a_point_stops_the_whole_search(corpus, monkeypatch):
+    """One fit keeps its weights on Ctrl-C and returns; the search raises it again and
+    fits nothing more (it went on to the next points and folds before)."""
+    from crfsdca.solvers.sdca import SDCA
+
+    X, y = corpus
+    calls = {"n": 0}
+    run = SDCA.run
+
+    def interrupted(self, n_steps):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        run(self, n_steps)
+
+    monkeypatch.setattr(SDCA, "run", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        CRFCV(c1s=[0.0], c2s=[0.1, 1.0], cv=2, n_jobs=1).fit(X, y)
+    assert calls["n"] == 3
+
+
+def test_fit_takes_pairs_as_crf_fit_does(corpus):
+    X, y = corpus
+    grid = {"c1s": [0.0], "c2s": [0.3], "cv": 2, "refit": False}
+    lists = CRFCV(**grid).fit(X[:40], y[:40]).cv_results_
+    pairs = CRFCV(**grid).fit(zip(X[:40], y[:40], strict=True)).cv_results_
+    assert pairs["mean_test_score"] == lists["mean_test_score"]
+    with pytest.raises(ValueError, match="with y None, X must yield .xseq, yseq. pairs"):
+        CRFCV(**grid).fit(X[:40])

@@ -173,7 +173,7 @@ def test_crf_dev_bad_arguments(xseq, yseq):
 def test_bad_parameters(xseq, yseq):
     with pytest.raises(ConfigError, match="oeg does not handle an L1 term .* use sdca or lbfgs"):
         CRF(algorithm="oeg", c1=0.1).fit([xseq], [yseq])
-    with pytest.raises(ValueError, match="c1 must be non-negative"):
+    with pytest.raises(ValueError, match="c1 must be a finite number >= 0"):
         CRF(c1=-1).fit([xseq], [yseq])
     with pytest.raises(ValueError, match="unknown algorithm 'sag'"):
         CRF(algorithm="sag").fit([xseq], [yseq])
@@ -341,3 +341,12 @@ def test_a_stream_continues_and_is_checked():
         CRF().fit(zip(X, y, strict=True), sample_weight=[1.0] * 3)
     with pytest.raises(ValueError, match="no training sequences"):
         CRF().fit(iter(()), iter(()))
+
+
+def test_verbose_prints_each_epoch_once(xseq, yseq, capsys):
+    """The last row, made again where the run ends (Catalyst's x_k), is not printed twice
+    when it says the same."""
+    CRF(verbose=True, max_iterations=2).fit([xseq] * 5, [yseq] * 5)
+    out = capsys.readouterr()
+    lines = [line for line in (out.out + out.err).splitlines() if line.startswith("epoch")]
+    assert [line.split()[1] for line in lines] == ["0.00", "1.00", "2.00"], lines

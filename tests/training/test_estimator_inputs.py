@@ -17,7 +17,14 @@ from crfsdca.model_file import load_model
 @pytest.mark.parametrize("params, kind, message", [
     ({"c2": -1}, ValueError, "c2 must be a finite number >= 0"),
     ({"c2": float("nan")}, ValueError, "c2 must be a finite number >= 0"),
-    ({"c1": -1}, ValueError, "c1 must be non-negative"),
+    ({"c1": -1}, ValueError, "c1 must be a finite number >= 0"),
+    ({"c1": float("nan")}, ValueError, "c1 must be a finite number >= 0, got nan"),
+    ({"c2": "abc"}, ValueError, "c2 must be a finite number >= 0, got 'abc'"),
+    ({"min_freq": float("nan")}, ValueError, "min_freq must be a finite number >= 0"),
+    ({"epsilon": "a"}, ValueError, "epsilon must be a number or None, got 'a'"),
+    ({"max_iterations": "10"}, ValueError, "max_iterations must be a number or None"),
+    ({"max_seconds": "5"}, ValueError, "max_seconds must be a number or None"),
+    ({"random_state": "x"}, ValueError, "random_state must be an int, a numpy RandomState"),
     ({"c2": 0}, ConfigError, "sdca needs an L2 term"),
     ({"algorithm": "oeg", "c1": 0.5}, ConfigError, "oeg does not handle an L1 term"),
     ({"algorithm": "nope"}, ConfigError, "unknown algorithm 'nope'"),
@@ -128,3 +135,22 @@ def test_what_cannot_train_is_refused_before_training():
         CRF().fit(big, y)
     assert CRF(algorithm="lbfgs", c2=1e-300, max_iterations=5).fit(X, y).predict(X[:1])
     assert CRF(c2=1e-6, max_iterations=2).fit(X, y).training_log_.last_iteration["epoch"] == 2
+
+
+def test_none_is_crfsuite_s_default_for_c1_c2_and_min_freq():
+    """sklearn-crfsuite leaves a parameter that is None unset: CRFsuite's default then."""
+    unset = CRF(c1=None, c2=None, min_freq=None, max_iterations=5).fit(X, Y)
+    defaults = CRF(c1=0.0, c2=1.0, min_freq=0.0, max_iterations=5).fit(X, Y)
+    assert np.array_equal(unset.model_.weights, defaults.model_.weights)
+
+
+def test_a_label_that_is_no_string_is_called_a_label():
+    with pytest.raises(ValueError, match="sequence 0: a label must be a str or bytes, got int 1"):
+        CRF().fit([[{"w": "a"}, {"w": "b"}]], [[1, 2]])
+
+
+def test_labels_forgotten_on_sequences_of_two_items_say_so():
+    """Sequences of two items look like (xseq, yseq) pairs without y."""
+    with pytest.raises(ValueError, match="its first element is a dict, an item: pass the "
+                                         "labels as y"):
+        CRF().fit([[{"w": "a"}, {"w": "b"}], [{"w": "c"}, {"w": "d"}]])

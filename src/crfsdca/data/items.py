@@ -36,12 +36,12 @@ from .dense import array_attributes, has_arrays, take_arrays
 from .sequences import Sequences, make_sequences
 
 
-def _text(key, where: str) -> str:
+def _text(key, where: str, what: str = "an attribute name") -> str:
     if isinstance(key, str):
         return key
     if isinstance(key, bytes):
         return key.decode("utf-8")
-    raise ValueError(f"{where}: an attribute name must be a str or bytes, got "
+    raise ValueError(f"{where}: {what} must be a str or bytes, got "
                      f"{type(key).__name__} {key!r}")
 
 
@@ -179,7 +179,7 @@ def _encode(X, y, attributes, labels, grow, grow_labels, digests) -> Encoded:
             if y is not None:
                 yseq = y[i]
                 if type(yseq) is not list or not set(map(type, yseq)) <= _STR:
-                    yseq = [_text(lab, f"sequence {i}") for lab in yseq]
+                    yseq = [_text(lab, f"sequence {i}", "a label") for lab in yseq]
                 if len(yseq) != len(xseq):
                     raise ValueError(f"sequence {i} has {len(xseq)} items but {len(yseq)} "
                                      "labels")

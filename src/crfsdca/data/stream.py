@@ -49,6 +49,10 @@ def labeled_pairs(X, y) -> Iterator[tuple]:
             if isinstance(pair, (str, bytes, Mapping)) or not _pair(pair):
                 raise ValueError(f"sequence {i}: with y None, X must yield (xseq, yseq) "
                                  f"pairs, got {type(pair).__name__}")
+            if isinstance(pair[0], (str, bytes, Mapping)):  # a sequence of two items
+                raise ValueError(f"sequence {i}: with y None, X must yield (xseq, yseq) "
+                                 f"pairs, but its first element is a "
+                                 f"{type(pair[0]).__name__}, an item: pass the labels as y")
             yield pair
         return
     if isinstance(y, (str, bytes, Mapping)):

@@ -210,10 +210,14 @@ def train(solver: Solver, monitor: Monitor, epochs: float, period: float = 1.0,
     def tolerance() -> float:
         return gap_tol * abs(result.rows[-1]["primal"]) if relative else gap_tol
 
-    def record(epoch: float) -> dict:
+    def record(epoch: float, shown: dict | None = None) -> dict:
+        """The row at ``epoch``, shown unless it tells what ``shown`` (a row it
+        replaces) told already."""
         row = monitor.row(solver, t_solver, epoch)
         result.rows.append(row)
-        progress.update(row, epochs)
+        if shown is None or (row["primal"], certificate(row)) != (shown["primal"],
+                                                                  certificate(shown)):
+            progress.update(row, epochs)
         if not _sound(row, has_dual, p_zero):
             raise _Diverged
         if on_row is not None:
@@ -278,8 +282,7 @@ def train(solver: Solver, monitor: Monitor, epochs: float, period: float = 1.0,
         t0 = time.perf_counter()
         if solver.settle():  # what stop_at let it leave out at its last row, done now
             t_solver += time.perf_counter() - t0
-            result.rows.pop()
-            record(steps_done / spe)
+            record(steps_done / spe, shown=result.rows.pop())
             if result.status == "budget" and certified(result.rows[-1]):
                 result.status = "converged"
     except _Diverged:
