@@ -16,6 +16,7 @@ import numbers
 import os
 import sys
 import time
+from collections.abc import Sized
 from typing import NamedTuple
 
 import numpy as np
@@ -24,7 +25,7 @@ from .corpus import Corpus
 from .data.items import Vocabulary, encode
 from .data.sequences import join, with_weights
 from .data.shared_encoding import encode_training
-from .data.stream import encode_stream, is_stream, labeled_pairs
+from .data.stream import encode_stream, is_stream, labeled_pairs, nonempty_pairs
 from .data.transitions import known_split, split_transitions, transition_mask, unary_entries
 from .eli5_support import install as install_eli5_explainer
 from .errors import ConfigError
@@ -474,7 +475,8 @@ class CRF(Params):
         ``X`` and ``y`` may be lists, or any iterables (generators, readers of files),
         or ``y`` None and ``X`` an iterable of (xseq, yseq) pairs: what is not a list is
         read once, a chunk at a time, and its items are never all in memory at once;
-        the model is the one the same sequences in lists give.
+        the model is the one the same sequences in lists give. A sequence without items
+        (and labels) is left out, as CRFsuite leaves it.
 
         ``X`` may also be a [`Corpus`][crfsdca.corpus.Corpus] (``y`` None): sequences
         encoded once into a folder, trained on without encoding them again (the same
@@ -508,6 +510,7 @@ class CRF(Params):
         if not streamed and corpus is None:
             X, y = training_lists(X, y)
             sample_weight = check_sample_weight(sample_weight, len(X))
+            X, y, sample_weight = without_empty(X, y, sample_weight)
         algorithm, run = self._checked_run()
         config = run.config
         c1, c2, min_freq = (CRFSUITE_DEFAULTS[name] if getattr(self, name) is None
@@ -532,8 +535,13 @@ class CRF(Params):
             digests = corpus.digests() if keep else []
             sample_weight = check_sample_weight(sample_weight, train.n_sequences)
         elif streamed:
-            train, digests, zero_entries = encode_stream(labeled_pairs(X, y), attributes,
-                                                         labels, digests=keep)
+            skipped: list[int] = []
+            train, digests, zero_entries = encode_stream(
+                nonempty_pairs(labeled_pairs(X, y), skipped), attributes, labels,
+                digests=keep)
+            if skipped and sample_weight is not None and not _is_number(sample_weight):
+                gone = set(skipped)  # the empty sequences' weights go with them
+                sample_weight = [w for i, w in enumerate(sample_weight) if i not in gone]
             sample_weight = check_sample_weight(sample_weight, train.n_sequences)
         else:
             train, digests, zero_entries = encode_training(X, y, attributes, labels,
@@ -1061,6 +1069,24 @@ defaults: the parameter is not set)."""
 def _is_number(value) -> bool:
     """A real number, not a bool (nor a str: ``float('1')`` would take it)."""
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def without_empty(X: list, y: list, sample_weight):
+    """The training sequences but those without items (and their labels and weights),
+    which CRFsuite leaves out, as sklearn-crfsuite's fit does; ValueError for an empty
+    one with labels, or when none is left."""
+    empty = [i for i, xseq in enumerate(X) if isinstance(xseq, Sized) and len(xseq) == 0]
+    if not empty:
+        return X, y, sample_weight
+    for i in empty:
+        if len(y[i]):
+            raise ValueError(f"sequence {i} has 0 items but {len(y[i])} labels")
+    if len(empty) == len(X):
+        raise ValueError("no training sequences: every sequence is empty")
+    drop = set(empty)
+    keep = [i for i in range(len(X)) if i not in drop]
+    return ([X[i] for i in keep], [y[i] for i in keep],
+            None if sample_weight is None else sample_weight[keep])
 
 
 def training_lists(X, y) -> tuple[list, list]:

@@ -49,7 +49,7 @@ def test_estimator_parameters(params, kind, message):
     ([[{"w": "x\udcff"}]], "is not valid Unicode"),
     ([[{"w": None}]], "a value must be a str"),
     ([[["ok", 3]]], "an attribute name must be a str"),
-    ([[]], "sequence 0 is empty"),
+    ([[]], "sequence 0 has 0 items but 1 labels"),
     (["not a list of items"], "expected a list of items"),
 ])
 def test_estimator_data(X_bad, message):
@@ -154,3 +154,21 @@ def test_labels_forgotten_on_sequences_of_two_items_say_so():
     with pytest.raises(ValueError, match="its first element is a dict, an item: pass the "
                                          "labels as y"):
         CRF().fit([[{"w": "a"}, {"w": "b"}], [{"w": "c"}, {"w": "d"}]])
+
+
+def test_empty_training_sequences_are_left_out_as_sklearn_crfsuite_does():
+    """CRFsuite leaves sequences without items out of training: sklearn-crfsuite fits
+    with them, to the model it fits without them. Here too, from lists and from a stream
+    with its weights."""
+    sklearn_crfsuite = pytest.importorskip("sklearn_crfsuite")
+    with_empty = [[]] + X + [[]], [[]] + Y + [[]]
+    theirs = sklearn_crfsuite.CRF(max_iterations=5).fit(*with_empty)
+    assert theirs.state_features_ == sklearn_crfsuite.CRF(max_iterations=5).fit(
+        X, Y).state_features_
+    plain = CRF(max_iterations=5).fit(X, Y).model_.weights
+    assert np.array_equal(CRF(max_iterations=5).fit(*with_empty).model_.weights, plain)
+    pairs = iter(list(zip(*with_empty, strict=True)))
+    streamed = CRF(max_iterations=5).fit(pairs, sample_weight=[9.0] + [1.0] * len(X) + [9.0])
+    assert np.array_equal(streamed.model_.weights, plain)
+    with pytest.raises(ValueError, match="every sequence is empty"):
+        CRF().fit([[], []], [[], []])

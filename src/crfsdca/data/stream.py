@@ -13,7 +13,7 @@ the attributes seen so far, not after the whole corpus's).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
 from itertools import zip_longest
 
 import numpy as np
@@ -64,6 +64,19 @@ def labeled_pairs(X, y) -> Iterator[tuple]:
             raise ValueError(f"X and y differ in length: {more} has more than {n} sequences")
         yield xseq, yseq
         n += 1
+
+
+def nonempty_pairs(pairs: Iterable[tuple], skipped: list[int]) -> Iterator[tuple]:
+    """``pairs`` but those of sequences without items (CRFsuite leaves them out of
+    training), whose positions go into ``skipped``; an empty one with labels is an
+    error."""
+    for i, (xseq, yseq) in enumerate(pairs):
+        if isinstance(xseq, Sized) and len(xseq) == 0:
+            if isinstance(yseq, Sized) and len(yseq):
+                raise ValueError(f"sequence {i} has 0 items but {len(yseq)} labels")
+            skipped.append(i)
+            continue
+        yield xseq, yseq
 
 
 def _pair(pair) -> bool:
