@@ -65,6 +65,7 @@ from .training.learn import (
 )
 from .training.params import Params
 from .training.run import log_row
+from .training.status import raise_stop
 from .training.warm_start import (
     dual_state,
     start_point,
@@ -486,7 +487,11 @@ class CRF(Params):
         all), multiplying its loss: the objective is sum_i c_i NLL_i + c1 ||w||_1 +
         c2 ||w||^2 (CRFsuite's ``@weight``; c2 is not rescaled, as scikit-learn's
         sample_weight multiplies the loss only). A weight of 2 trains as the sequence
-        written twice; a weight of 0 leaves it out."""
+        written twice; a weight of 0 leaves it out.
+
+        Ctrl-C stops training: the estimator keeps the weights reached (``model_``, its
+        ``model_filename`` written), then raises the KeyboardInterrupt again, as
+        sklearn-crfsuite's ``fit`` raises it, so that a search over CRFs stops too."""
         return self._fit(X, y, X_dev, y_dev, sample_weight, add_to_state=False)
 
     def partial_fit(self, X, y=None, X_dev=None, y_dev=None, sample_weight=None):
@@ -615,8 +620,6 @@ class CRF(Params):
                         shrink_to_fit=tuple(name for name, given in (
                             ("store_dtype", self.store_dtype), ("store_dir", self.store_dir))
                             if given is None), on_row=checkpoint)
-        if learned.status == "interrupted":
-            print("training interrupted: keeping the last weights", file=sys.stderr)
         last = learned.log[-1] if learned.log else {}
         self._model = model_of(learned.weights, learned.options, learned.status,
                                learned.seconds, last)
@@ -627,6 +630,10 @@ class CRF(Params):
         self.training_log_ = learned.log
         if self.model_filename is not None:
             self._save(self._model, self._dual if self.save_dual else None)
+        if learned.status in ("interrupted", "terminated"):
+            print(f"training {learned.status}: the model keeps the last weights",
+                  file=sys.stderr)
+            raise_stop(learned.status)  # as sklearn-crfsuite's fit: a search stops here
         return self
 
     def _checkpoint_interval(self) -> float | None:

@@ -540,3 +540,24 @@ def test_fit_takes_pairs_as_crf_fit_does(corpus):
     assert pairs["mean_test_score"] == lists["mean_test_score"]
     with pytest.raises(ValueError, match="with y None, X must yield .xseq, yseq. pairs"):
         CRFCV(**grid).fit(X[:40])
+
+
+def test_ctrl_c_stops_a_scikit_learn_search_over_crf(corpus, monkeypatch):
+    """CRF.fit keeps its weights and raises Ctrl-C again, as sklearn-crfsuite's fit
+    raises it: GridSearchCV stops there instead of fitting its other points."""
+    from crfsdca.solvers.sdca import SDCA
+
+    X, y = corpus
+    calls = {"n": 0}
+    run = SDCA.run
+
+    def interrupted(self, n_steps):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        run(self, n_steps)
+
+    monkeypatch.setattr(SDCA, "run", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        GridSearchCV(CRF(), {"c2": [0.1, 1.0]}, cv=2, n_jobs=1).fit(X, y)
+    assert calls["n"] == 3

@@ -16,10 +16,10 @@ import contextlib
 import random
 import sys
 
-from ..errors import ConfigError, CrfsdcaError
+from ..errors import ConfigError, CrfsdcaError, Terminated
 from ..solvers.options import _parse_bool
 from ..solvers.registry import ALGORITHM_ALIASES, algorithms, canonical_algorithm, spec
-from ..training.status import exit_status, raise_stop
+from ..training.status import STOPPED, exit_status
 from .arguments import COUNT, POSITIVE
 
 PARAMETERS = {
@@ -241,7 +241,7 @@ def _learn(args: argparse.Namespace) -> int:
     if streamed:  # every sequence trains: the files are read as the fit encodes them
         _set_outputs(est, args)
         weights: list[float] = []
-        with _one_line_errors():
+        with _one_line_errors(), _keeping(est):
             est.fit(stream_files(args.files, weights, out), sample_weight=weights)
         return _finish(est, args, out)
     data = read_column_files(args) if args.template else read_files(args.files)
@@ -254,8 +254,7 @@ def _learn(args: argparse.Namespace) -> int:
             raise ConfigError("-x needs at least 2 groups (several files, or -g N)")
         for g in range(n_groups):
             print(f"===== Cross validation ({g + 1}/{n_groups}) =====", file=out)
-            _fit(est, data, groups, g)
-            raise_stop(est.model_.training["status"])  # Ctrl-C, SIGTERM: no more folds
+            _fit(est, data, groups, g)  # Ctrl-C, SIGTERM: raised again, no more folds
         return 0
     holdout = None
     if args.holdout is not None:
@@ -263,7 +262,8 @@ def _learn(args: argparse.Namespace) -> int:
             raise ConfigError(f"-e {args.holdout}: there are {n_groups} group(s)")
         holdout = args.holdout - 1
     _set_outputs(est, args)
-    _fit(est, data, groups, holdout)
+    with _keeping(est):
+        _fit(est, data, groups, holdout)
     return _finish(est, args, out)
 
 
@@ -289,7 +289,7 @@ def _learn_corpus(est, args, out) -> int:
         print(f"Read {len(corpus)} instances, {corpus.sequences.n_tokens} items from the "
               f"corpus in {args.corpus}", file=out)
     _set_outputs(est, args)
-    with _one_line_errors():
+    with _one_line_errors(), _keeping(est):
         est.fit(corpus)
     return _finish(est, args, out)
 
@@ -350,6 +350,20 @@ def _fit(est, data, groups, holdout) -> None:
         est.fit([data.X[i] for i in train], [data.y[i] for i in train],
                 *(([data.X[i] for i in dev], [data.y[i] for i in dev]) if dev else ()),
                 sample_weight=weights)
+
+
+@contextlib.contextmanager
+def _keeping(est):
+    """The block's fit stopped by Ctrl-C or SIGTERM, which it raises again once it has
+    kept (and written) its model, ends here: the command then says so and exits 130 or
+    143 (:func:`_finish`). A signal before the fit had a model of its own goes on up."""
+    before = est._model
+    try:
+        yield
+    except (KeyboardInterrupt, Terminated):
+        model = est._model
+        if model is before or model is None or model.training.get("status") not in STOPPED:
+            raise
 
 
 @contextlib.contextmanager
