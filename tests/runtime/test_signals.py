@@ -59,3 +59,16 @@ def test_deferred_raises_each_signal_once_at_its_end_and_keeps_the_handlers():
     with deferred():  # nothing received: nothing raised
         order.append("quiet")
     assert order == ["body finished", "quiet"]
+
+
+def test_a_handler_python_did_not_install_is_left_alone(monkeypatch):
+    """A host program's C handler reads as None and could not be put back: untouched."""
+    real = signal.getsignal
+    monkeypatch.setattr(signal, "getsignal",
+                        lambda s: None if s == signal.SIGTERM else real(s))
+    calls = []
+    monkeypatch.setattr(signal, "signal", lambda s, h, real=signal.signal: (
+        calls.append(s), real(s, h))[1])
+    with deferred():
+        pass
+    assert signal.SIGTERM not in calls and calls.count(signal.SIGINT) == 2

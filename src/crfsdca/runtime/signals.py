@@ -47,13 +47,15 @@ def sigterm_raises() -> Iterator[None]:
 @contextlib.contextmanager
 def shielded() -> Iterator[list[int]]:
     """Inside the block, SIGINT and SIGTERM are noted in the yielded list, not raised: the
-    files of a run are all written (a second Ctrl-C does not leave half a run)."""
+    files of a run are all written (a second Ctrl-C does not leave half a run). A signal
+    whose handler Python did not install (``getsignal`` None: a host program's, in C) is
+    left to it: Python could not put it back."""
     received: list[int] = []
     if not _in_main_thread():
         yield received
         return
     handlers = {s: signal.signal(s, lambda signum, frame: received.append(signum))
-                for s in (signal.SIGINT, signal.SIGTERM)}
+                for s in (signal.SIGINT, signal.SIGTERM) if signal.getsignal(s) is not None}
     try:
         yield received
     finally:
