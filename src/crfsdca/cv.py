@@ -39,7 +39,7 @@ from .data.sequences import with_weights
 from .data.shared_encoding import shared_encoding
 from .data.stream import labeled_pairs
 from .errors import ConfigError
-from .estimator import CRF, CRFSUITE_DEFAULTS, training_lists
+from .estimator import CRF, training_lists
 from .model.objective import predict as viterbi_labels
 from .model_file import Model
 from .runtime import memory
@@ -282,8 +282,7 @@ class CRFCV(BaseEstimator):
                       None if settings.epsilon is None else path_epsilon,
                       crf.max_seconds, crf._seed(), threads,
                       bool(crf.all_possible_states), bool(crf.all_possible_transitions),
-                      CRFSUITE_DEFAULTS["min_freq"] if crf.min_freq is None
-                      else float(crf.min_freq), bool(crf.bias), crf.class_weight)
+                      crf._crfsuite_value("min_freq"), bool(crf.bias), crf.class_weight)
         pieces = 1 if workers <= 1 else -(-2 * workers // len(splits))
         paths = [(k, piece) for k in range(len(splits))
                  for piece in split_path(path_order(c1s, c2s), pieces)]

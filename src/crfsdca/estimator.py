@@ -16,7 +16,6 @@ import numbers
 import os
 import sys
 import time
-from collections.abc import Sized
 from typing import NamedTuple
 
 import numpy as np
@@ -65,7 +64,7 @@ from .training.learn import (
 )
 from .training.params import Params
 from .training.run import log_row
-from .training.status import raise_stop
+from .training.status import SIGNALLED, raise_stop
 from .training.warm_start import (
     dual_state,
     start_point,
@@ -518,8 +517,7 @@ class CRF(Params):
             X, y, sample_weight = without_empty(X, y, sample_weight)
         algorithm, run = self._checked_run()
         config = run.config
-        c1, c2, min_freq = (CRFSUITE_DEFAULTS[name] if getattr(self, name) is None
-                            else float(getattr(self, name)) for name in ("c1", "c2", "min_freq"))
+        c1, c2, min_freq = (self._crfsuite_value(name) for name in ("c1", "c2", "min_freq"))
         if not streamed and corpus is None:  # the data's feature mass at least, before encoding
             transitions = sum(map(len, X)) - len(X)
             if (why := scale_problem(c2, transitions, config)) is not None:
@@ -544,10 +542,8 @@ class CRF(Params):
             train, digests, zero_entries = encode_stream(
                 nonempty_pairs(labeled_pairs(X, y), skipped), attributes, labels,
                 digests=keep)
-            if skipped and sample_weight is not None and not _is_number(sample_weight):
-                gone = set(skipped)  # the empty sequences' weights go with them
-                sample_weight = [w for i, w in enumerate(sample_weight) if i not in gone]
-            sample_weight = check_sample_weight(sample_weight, train.n_sequences)
+            sample_weight = check_sample_weight(_without(sample_weight, skipped),
+                                                train.n_sequences)
         else:
             train, digests, zero_entries = encode_training(X, y, attributes, labels,
                                                            digests=keep)
@@ -630,7 +626,7 @@ class CRF(Params):
         self.training_log_ = learned.log
         if self.model_filename is not None:
             self._save(self._model, self._dual if self.save_dual else None)
-        if learned.status in ("interrupted", "terminated"):
+        if learned.status in SIGNALLED:
             print(f"training {learned.status}: the model keeps the last weights",
                   file=sys.stderr)
             raise_stop(learned.status)  # as sklearn-crfsuite's fit: a search stops here
@@ -790,6 +786,12 @@ class CRF(Params):
                 or isinstance(seed, numbers.Integral) and not isinstance(seed, bool)):
             raise ValueError(f"random_state must be an int, a numpy RandomState or None, "
                              f"got {seed!r}")
+
+    def _crfsuite_value(self, name: str) -> float:
+        """Parameter ``name`` (c1, c2 or min_freq, checked by ``_check_numbers``) as a
+        float, CRFsuite's default where it is None."""
+        value = getattr(self, name)
+        return CRFSUITE_DEFAULTS[name] if value is None else float(value)
 
     def _check_algorithm(self) -> str:
         name = canonical_algorithm(self.algorithm)  # CRFsuite's long names too
@@ -1080,20 +1082,25 @@ def _is_number(value) -> bool:
 
 def without_empty(X: list, y: list, sample_weight):
     """The training sequences but those without items (and their labels and weights),
-    which CRFsuite leaves out, as sklearn-crfsuite's fit does; ValueError for an empty
-    one with labels, or when none is left."""
-    empty = [i for i, xseq in enumerate(X) if isinstance(xseq, Sized) and len(xseq) == 0]
-    if not empty:
+    which CRFsuite leaves out, as sklearn-crfsuite's fit does (``nonempty_pairs``);
+    ValueError when none is left."""
+    skipped: list[int] = []
+    kept = list(nonempty_pairs(zip(X, y, strict=True), skipped))
+    if not skipped:
         return X, y, sample_weight
-    for i in empty:
-        if len(y[i]):
-            raise ValueError(f"sequence {i} has 0 items but {len(y[i])} labels")
-    if len(empty) == len(X):
+    if not kept:
         raise ValueError("no training sequences: every sequence is empty")
-    drop = set(empty)
-    keep = [i for i in range(len(X)) if i not in drop]
-    return ([X[i] for i in keep], [y[i] for i in keep],
-            None if sample_weight is None else sample_weight[keep])
+    return [x for x, _ in kept], [t for _, t in kept], _without(sample_weight, skipped)
+
+
+def _without(sample_weight, skipped: list[int]):
+    """``sample_weight`` (one per sequence, one number for all, or None) without the
+    weights of the sequences at ``skipped``."""
+    if not skipped or sample_weight is None or _is_number(sample_weight):
+        return sample_weight
+    gone = set(skipped)
+    kept = [w for i, w in enumerate(sample_weight) if i not in gone]
+    return np.asarray(kept) if isinstance(sample_weight, np.ndarray) else kept
 
 
 def training_lists(X, y) -> tuple[list, list]:

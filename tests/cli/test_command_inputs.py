@@ -88,21 +88,24 @@ def test_dump_into_a_closed_pipe_ends_quietly(data_file, tmp_path):
     assert proc.stdout.startswith("FILEHEADER") and proc.stderr == "", proc.stderr
 
 
-def test_learn_terminated_keeps_a_complete_model_and_exits_143(tmp_path):
-    """SIGTERM during learn: the model reached, complete, status terminated, exit 143 (as
-    the train command)."""
-    rng = np.random.default_rng(0)
+def _random_data(path, sequences: int, vocabulary: int, seed: int):
+    """A CRFsuite data file of ``sequences`` sequences of 8 items, labels A-D, two
+    attributes of ``vocabulary`` values each: a fit of many epochs."""
+    rng = np.random.default_rng(seed)
     lines = []
-    for _ in range(3000):
+    for _ in range(sequences):
         for _ in range(8):
-            lines.append(f"{'ABCD'[rng.integers(4)]}\tw={rng.integers(5000)}\t"
-                         f"v={rng.integers(5000)}")
+            lines.append(f"{'ABCD'[rng.integers(4)]}\tw={rng.integers(vocabulary)}\t"
+                         f"v={rng.integers(vocabulary)}")
         lines.append("")
-    data = tmp_path / "big.txt"
-    data.write_text("\n".join(lines) + "\n")
-    model = tmp_path / "m.model"
-    proc = subprocess.Popen([sys.executable, "-m", "crfsdca", "learn", "-m", str(model),
-                             "-p", "epsilon=0", "-p", "max_iterations=100000", str(data)],
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _sigterm_at_first_epoch(args: list[str]):
+    """``crfsdca learn ARGS`` sent SIGTERM once its first epoch line is out: (the lines
+    before it, the rest of stdout, stderr, the exit status)."""
+    proc = subprocess.Popen([sys.executable, "-m", "crfsdca", "learn", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
     seen = ""
@@ -112,7 +115,17 @@ def test_learn_terminated_keeps_a_complete_model_and_exits_143(tmp_path):
         seen += line
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 143, out + err
+    return seen, out, err, proc.returncode
+
+
+def test_learn_terminated_keeps_a_complete_model_and_exits_143(tmp_path):
+    """SIGTERM during learn: the model reached, complete, status terminated, exit 143 (as
+    the train command)."""
+    data = _random_data(tmp_path / "big.txt", 3000, 5000, seed=0)
+    model = tmp_path / "m.model"
+    _, out, err, returncode = _sigterm_at_first_epoch(
+        ["-m", str(model), "-p", "epsilon=0", "-p", "max_iterations=100000", str(data)])
+    assert returncode == 143, out + err
     m = load_model(model)
     assert m.training["status"] == "terminated"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporaries
@@ -122,27 +135,10 @@ def test_learn_terminated_keeps_a_complete_model_and_exits_143(tmp_path):
 def test_learn_cross_validation_stops_at_sigterm(tmp_path):
     """SIGTERM during a fold of ``learn -x``: the command ends there (exit 143), not
     after the fold's fit has kept its weights and the next folds have trained."""
-    rng = np.random.default_rng(1)
-    lines = []
-    for _ in range(1500):
-        for _ in range(8):
-            lines.append(f"{'ABCD'[rng.integers(4)]}\tw={rng.integers(3000)}\t"
-                         f"v={rng.integers(3000)}")
-        lines.append("")
-    data = tmp_path / "big.txt"
-    data.write_text("\n".join(lines) + "\n")
-    proc = subprocess.Popen([sys.executable, "-m", "crfsdca", "learn", "-x", "-g", "40",
-                             "-p", "epsilon=0", "-p", "max_iterations=100000", str(data)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 300
-    seen = ""
-    while "epoch" not in seen:  # the first fold is training
-        line = proc.stdout.readline()
-        assert line and time.monotonic() < deadline, proc.stderr.read()
-        seen += line
-    proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 143, out + err
+    data = _random_data(tmp_path / "big.txt", 1500, 3000, seed=1)
+    seen, out, err, returncode = _sigterm_at_first_epoch(  # the first fold is training
+        ["-x", "-g", "40", "-p", "epsilon=0", "-p", "max_iterations=100000", str(data)])
+    assert returncode == 143, out + err
     assert "Cross validation (2/40)" not in seen + out
     assert err.strip().endswith("terminated; no output written"), err
 

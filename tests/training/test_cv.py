@@ -11,6 +11,7 @@ import pickle
 
 import numpy as np
 import pytest
+from helpers.interrupts import ctrl_c_at_run
 from helpers.paths import RAW
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -512,21 +513,10 @@ def test_paths_on_a_dask_cluster_equal_the_local_ones(corpus):
 
 
 def test_ctrl_c_during_a_point_stops_the_whole_search(corpus, monkeypatch):
-    """One fit keeps its weights on Ctrl-C and returns; the search raises it again and
+    """A point's training keeps its weights on Ctrl-C; the search raises it again and
     fits nothing more (it went on to the next points and folds before)."""
-    from crfsdca.solvers.sdca import SDCA
-
     X, y = corpus
-    calls = {"n": 0}
-    run = SDCA.run
-
-    def interrupted(self, n_steps):
-        calls["n"] += 1
-        if calls["n"] == 3:
-            raise KeyboardInterrupt
-        run(self, n_steps)
-
-    monkeypatch.setattr(SDCA, "run", interrupted)
+    calls = ctrl_c_at_run(monkeypatch, 3)
     with pytest.raises(KeyboardInterrupt):
         CRFCV(c1s=[0.0], c2s=[0.1, 1.0], cv=2, n_jobs=1).fit(X, y)
     assert calls["n"] == 3
@@ -545,19 +535,8 @@ def test_fit_takes_pairs_as_crf_fit_does(corpus):
 def test_ctrl_c_stops_a_scikit_learn_search_over_crf(corpus, monkeypatch):
     """CRF.fit keeps its weights and raises Ctrl-C again, as sklearn-crfsuite's fit
     raises it: GridSearchCV stops there instead of fitting its other points."""
-    from crfsdca.solvers.sdca import SDCA
-
     X, y = corpus
-    calls = {"n": 0}
-    run = SDCA.run
-
-    def interrupted(self, n_steps):
-        calls["n"] += 1
-        if calls["n"] == 3:
-            raise KeyboardInterrupt
-        run(self, n_steps)
-
-    monkeypatch.setattr(SDCA, "run", interrupted)
+    calls = ctrl_c_at_run(monkeypatch, 3)
     with pytest.raises(KeyboardInterrupt):
         GridSearchCV(CRF(), {"c2": [0.1, 1.0]}, cv=2, n_jobs=1).fit(X, y)
     assert calls["n"] == 3

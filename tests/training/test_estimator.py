@@ -8,6 +8,7 @@ import pickle
 import numpy as np
 import pytest
 from helpers.corpora import small_corpus
+from helpers.interrupts import ctrl_c_at_run
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import GridSearchCV, cross_val_score
@@ -210,18 +211,7 @@ def test_memory_is_checked_before_allocating(xseq, yseq, monkeypatch):
 
 
 def test_interrupt_keeps_the_last_weights(xseq, yseq, monkeypatch):
-    from crfsdca.solvers.sdca import SDCA
-
-    calls = {"n": 0}
-    run = SDCA.run
-
-    def interrupted(self, n_steps):
-        calls["n"] += 1
-        if calls["n"] == 3:
-            raise KeyboardInterrupt
-        run(self, n_steps)
-
-    monkeypatch.setattr(SDCA, "run", interrupted)
+    ctrl_c_at_run(monkeypatch, 3)
     crf = CRF(max_iterations=50)
     with pytest.raises(KeyboardInterrupt):  # raised again, as sklearn-crfsuite's fit does
         crf.fit([xseq] * 3, [yseq] * 3)

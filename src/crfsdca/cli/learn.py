@@ -19,7 +19,7 @@ import sys
 from ..errors import ConfigError, CrfsdcaError, Terminated
 from ..solvers.options import _parse_bool
 from ..solvers.registry import ALGORITHM_ALIASES, algorithms, canonical_algorithm, spec
-from ..training.status import STOPPED, exit_status
+from ..training.status import SIGNALLED, exit_status
 from .arguments import COUNT, POSITIVE
 
 PARAMETERS = {
@@ -362,7 +362,7 @@ def _keeping(est):
         yield
     except (KeyboardInterrupt, Terminated):
         model = est._model
-        if model is before or model is None or model.training.get("status") not in STOPPED:
+        if model is before or model is None or model.training.get("status") not in SIGNALLED:
             raise
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from pathlib import Path
 
 from ..errors import Terminated
@@ -24,14 +25,21 @@ STOPPED = {"interrupted": EXIT_SIGINT, "terminated": EXIT_SIGTERM, "diverged": 3
 with the exit status of the command that saved it."""
 
 
+SIGNALLED = ("interrupted", "terminated")
+"""Statuses of a run that a signal stopped (Ctrl-C, SIGTERM): :func:`raise_stop` raises it
+again."""
+
+
 def raise_stop(status: str) -> None:
     """Raise again what stopped a run of ``status``: KeyboardInterrupt (Ctrl-C) or
-    Terminated (SIGTERM). One fit keeps its weights and returns; a loop of fits
-    (cross-validation, a path of c2) ends here instead of going on to the next fit."""
+    Terminated (SIGTERM), nothing for another status. The training loop catches them to
+    keep its rows; its caller, once it has kept the weights, raises them here, so that a
+    loop of fits (cross-validation, a path of c2, a search) ends instead of going on to
+    the next fit."""
     if status == "interrupted":
         raise KeyboardInterrupt
     if status == "terminated":
-        raise Terminated("signal 15")
+        raise Terminated(f"signal {int(signal.SIGTERM)}")
 
 
 def exit_status(status: str) -> int:
