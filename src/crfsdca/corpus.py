@@ -23,15 +23,18 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .data.hdf5 import Dataset, load_dataset, write_dataset
 from .data.items import Vocabulary
 from .data.radii import squared_radii
 from .data.sequences import Sequences
 from .data.stream import encode_stream, labeled_pairs
 from .errors import DataFormatError
+
+if TYPE_CHECKING:
+    from .data.hdf5 import Dataset
 
 FILE = "corpus.h5"
 """The corpus's file in its folder."""
@@ -41,6 +44,8 @@ def read_corpus_file(path: Path) -> Dataset:
     """The corpus file at ``path``: a sealed dataset file (its checksum checked before
     libhdf5 reads it; one written before files had a seal read in a child process) with a
     training split alone."""
+    from .data.hdf5 import load_dataset  # lazy: h5py is 13 MiB that a fit on lists never needs
+
     ds = load_dataset(path)
     if ds.test is not None or ds.n_labels != len(ds.labels):
         raise DataFormatError(path, "a corpus has a training split alone")
@@ -66,6 +71,8 @@ class Corpus:
         """Encode the sequences ``X`` with labels ``y`` (as ``CRF.fit`` takes them: lists,
         any iterables read once, or ``y`` None and ``X`` (xseq, yseq) pairs) into
         ``folder`` (made if missing; an earlier corpus there is replaced, atomically)."""
+        from .data.hdf5 import Dataset, write_dataset  # lazy, as in read_corpus_file
+
         attributes, labels = Vocabulary(), Vocabulary()
         seq, _, zero_entries = encode_stream(labeled_pairs(X, y), attributes, labels)
         if seq.n_dense:

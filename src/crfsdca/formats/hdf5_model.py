@@ -34,8 +34,8 @@ import contextlib
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import h5py
 import numpy as np
 
 from .. import __version__
@@ -46,6 +46,9 @@ from ..runtime.io import atomic_path
 from ..runtime.isolated import read_isolated
 from ..runtime.sealed import H5PY_ERRORS, check_seal, sealed_hdf5
 from .model import Model
+
+if TYPE_CHECKING:
+    import h5py
 
 FORMAT, FORMAT_VERSION = "crfsdca-model", 2
 """Version 2 adds /vocab/transition_attributes; a model without them is written as
@@ -64,6 +67,8 @@ def _json(value) -> str:
 
 def write_hdf5_model(path: Path, model: Model) -> Path:
     """Write ``model`` to ``path`` atomically in crfsdca's HDF5 format."""
+    import h5py  # lazy, as in every function here: 13 MiB that a fit without a file skips
+
     w = model.weights
     nz = np.flatnonzero(w)
     strdt = h5py.string_dtype("utf-8")
@@ -98,6 +103,8 @@ def _reading(path: Path, fmt: str, version: int):
     """The file at ``path`` open for reading, its format and version checked: format
     ``fmt``, version 1 to ``version``. Whatever h5py raises inside the block is a
     DataFormatError naming the file (one line)."""
+    import h5py  # lazy, as in write_hdf5_model
+
     try:
         f = h5py.File(path, "r")
     except H5PY_ERRORS:
@@ -146,6 +153,8 @@ def _check_version(f: h5py.File, path: Path, fmt: str, version: int) -> None:
 def _array(f: h5py.File, name: str, path: Path, ndim: int = 1) -> np.ndarray:
     """The dataset ``name`` read whole, once its shape is checked: ``ndim`` dimensions, at
     most :data:`MAX_EXPANSION` times the file's size in bytes."""
+    import h5py  # lazy, as in write_hdf5_model
+
     obj = f.get(name)
     if obj is None:
         raise DataFormatError(path, f"incomplete file: missing {name!r}")
@@ -223,6 +232,8 @@ def _read_model(path: Path) -> Model:
 
 
 def _strings(f, name: str, path: Path) -> list[str]:
+    import h5py  # lazy, as in write_hdf5_model
+
     data = f.get(name)
     if isinstance(data, h5py.Dataset) and data.dtype.kind not in "OSU":
         raise DataFormatError(path, f"{name}: strings expected, got {data.dtype}")

@@ -21,8 +21,6 @@ import hashlib
 import os
 from pathlib import Path
 
-import h5py
-
 from ..errors import DataFormatError
 
 USERBLOCK = 512
@@ -56,6 +54,8 @@ def seal(path: str | os.PathLike, fmt: str) -> None:
 @contextlib.contextmanager
 def sealed_hdf5(path: str | os.PathLike, fmt: str):
     """A new HDF5 file at ``path`` to write into, sealed (:func:`seal`) once closed."""
+    import h5py  # lazy: the estimator imports this module, and a fit may write no file
+
     with h5py.File(path, "w", userblock_size=USERBLOCK) as f:
         yield f
     seal(path, fmt)
