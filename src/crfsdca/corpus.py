@@ -30,7 +30,7 @@ import numpy as np
 from .data.items import Vocabulary
 from .data.radii import squared_radii
 from .data.sequences import Sequences
-from .data.stream import encode_stream, labeled_pairs
+from .data.stream import encode_stream, labeled_pairs, nonempty_pairs
 from .errors import DataFormatError
 
 if TYPE_CHECKING:
@@ -70,11 +70,13 @@ class Corpus:
     def create(cls, folder: str | os.PathLike, X, y=None) -> Corpus:
         """Encode the sequences ``X`` with labels ``y`` (as ``CRF.fit`` takes them: lists,
         any iterables read once, or ``y`` None and ``X`` (xseq, yseq) pairs) into
-        ``folder`` (made if missing; an earlier corpus there is replaced, atomically)."""
+        ``folder`` (made if missing; an earlier corpus there is replaced, atomically).
+        Sequences without items are left out, as ``CRF.fit`` leaves them out."""
         from .data.hdf5 import Dataset, write_dataset  # lazy, as in read_corpus_file
 
         attributes, labels = Vocabulary(), Vocabulary()
-        seq, _, zero_entries = encode_stream(labeled_pairs(X, y), attributes, labels)
+        seq, _, zero_entries = encode_stream(nonempty_pairs(labeled_pairs(X, y), []),
+                                             attributes, labels)
         if seq.n_dense:
             raise ValueError("a corpus holds no array attributes (vector values) yet: fit "
                              "on the sequences themselves")

@@ -39,7 +39,7 @@ from .data.sequences import with_weights
 from .data.shared_encoding import shared_encoding
 from .data.stream import labeled_pairs
 from .errors import ConfigError
-from .estimator import CRF, training_lists
+from .estimator import CRF, training_lists, without_empty
 from .model.objective import predict as viterbi_labels
 from .model_file import Model
 from .runtime import memory
@@ -237,6 +237,7 @@ class CRFCV(BaseEstimator):
                 pairs = list(labeled_pairs(X, None))
                 X, y = [x for x, _ in pairs], [t for _, t in pairs]
             X, y = training_lists(X, y)
+            X, y, sample_weight, groups = without_empty(X, y, sample_weight, groups)
         crf = CRF(**self._crf_params())
         if crf.transition_prefix is not None:
             raise ConfigError("CRFCV does not search models with transition attributes "

@@ -136,9 +136,10 @@ class CRF(Params):
         ``ap``, ``pa`` and ``arow`` only: ``sdca``, ``oeg``, ``sag-nus`` and ``l2sgd`` need
         a strongly convex objective. ``ap``, ``pa`` and ``arow`` do not use it.
     max_iterations : int or None, default None
-        The budget in epochs (passes of n updates; iterations for ``lbfgs``). None: until
-        ``epsilon`` stops it, at most 1000 epochs; CRFsuite's default for its online
-        trainers (1000 for ``l2sgd``, 100 for ``ap``, ``pa``, ``arow``).
+        The budget in epochs (passes of n updates; iterations for ``lbfgs``, a whole
+        number there). None: until ``epsilon`` stops it, at most 1000 epochs; CRFsuite's
+        default for its online trainers (1000 for ``l2sgd``, 100 for ``ap``, ``pa``,
+        ``arow``).
     epsilon : float or None, default None
         Stop when the certified relative sub-optimality is at most this: the relative
         duality gap ``(P(w) - D) / P(w)`` for ``sdca`` and ``oeg`` (the gap estimate
@@ -578,7 +579,10 @@ class CRF(Params):
         label_names = labels.strings()
         if X_dev is not None:
             dev_labels = Vocabulary(label_names)
-            dev = encode(_as_list(X_dev, "X_dev"), _as_list(y_dev, "y_dev"),
+            X_dev, y_dev = _as_list(X_dev, "X_dev"), _as_list(y_dev, "y_dev")
+            if len(X_dev) == len(y_dev):  # (else encode says which is short)
+                X_dev, y_dev = without_empty(X_dev, y_dev, what="dev")
+            dev = encode(X_dev, y_dev,
                          Vocabulary(attributes.strings() + edge_names), dev_labels,
                          grow=False, grow_labels=True).seq
             dev = known_split(dev, A, E)
@@ -749,6 +753,10 @@ class CRF(Params):
             raise ConfigError("trainer_cls is a python-crfsuite trainer class, which crfsdca "
                               "does not use: leave it None")
         self._check_outputs()
+        if (SOLVERS[algorithm].whole_epochs and self.max_iterations is not None
+                and not float(self.max_iterations).is_integer()):
+            raise ConfigError(f"max_iterations counts {algorithm}'s iterations: a whole number, "
+                              f"got {self.max_iterations!r}")
         return algorithm, self._run_settings(algorithm)
 
     def _run_settings(self, algorithm: str) -> RunSettings:
@@ -1080,17 +1088,19 @@ def _is_number(value) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
-def without_empty(X: list, y: list, sample_weight):
-    """The training sequences but those without items (and their labels and weights),
-    which CRFsuite leaves out, as sklearn-crfsuite's fit does (``nonempty_pairs``);
-    ValueError when none is left."""
+def without_empty(X: list, y: list, *per_sequence, what: str = "training"):
+    """``X`` and ``y`` but the sequences without items, and each of ``per_sequence``
+    (sample weights, groups: one entry per sequence, a number or None) without theirs:
+    CRFsuite leaves them out, as sklearn-crfsuite's fit does (``nonempty_pairs``);
+    ValueError when none is left (``what``: "training" or "dev")."""
     skipped: list[int] = []
     kept = list(nonempty_pairs(zip(X, y, strict=True), skipped))
     if not skipped:
-        return X, y, sample_weight
+        return (X, y, *per_sequence)
     if not kept:
-        raise ValueError("no training sequences: every sequence is empty")
-    return [x for x, _ in kept], [t for _, t in kept], _without(sample_weight, skipped)
+        raise ValueError(f"no {what} sequences: every sequence is empty")
+    return ([x for x, _ in kept], [t for _, t in kept],
+            *(_without(values, skipped) for values in per_sequence))
 
 
 def _without(sample_weight, skipped: list[int]):

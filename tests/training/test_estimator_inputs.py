@@ -30,7 +30,10 @@ from crfsdca.model_file import load_model
     ({"algorithm": "nope"}, ConfigError, "unknown algorithm 'nope'"),
     ({"threads": 0}, ConfigError, "threads must be a positive integer"),
     ({"epsilon": -1}, ConfigError, "epsilon must be >= 0"),
-    ({"max_iterations": 0}, ConfigError, "max_iterations must be positive"),
+    ({"max_iterations": 0}, ConfigError, "max_iterations must be a finite number > 0"),
+    ({"max_iterations": float("inf")}, ConfigError, "max_iterations must be a finite number"),
+    ({"algorithm": "lbfgs", "max_iterations": 2.5}, ConfigError,
+     "max_iterations counts lbfgs's iterations: a whole number, got 2.5"),
     ({"num_memories": 3}, ConfigError, "num_memories is a parameter of lbfgs"),
     ({"algorithm": "lbfgs", "linesearch": "Fast"}, ConfigError, "linesearch: expected one of"),
     ({"algorithm": "lbfgs", "num_memories": 0}, ConfigError, "num_memories: expected a value"),
@@ -170,5 +173,41 @@ def test_empty_training_sequences_are_left_out_as_sklearn_crfsuite_does():
     pairs = iter(list(zip(*with_empty, strict=True)))
     streamed = CRF(max_iterations=5).fit(pairs, sample_weight=[9.0] + [1.0] * len(X) + [9.0])
     assert np.array_equal(streamed.model_.weights, plain)
-    with pytest.raises(ValueError, match="every sequence is empty"):
+    with pytest.raises(ValueError, match="no training sequences: every sequence is empty"):
         CRF().fit([[], []], [[], []])
+
+
+def test_empty_sequences_are_left_out_of_dev_sets_corpora_and_searches(tmp_path):
+    """sklearn-crfsuite takes an X_dev with empty sequences (they hold no token to score),
+    and scikit-learn's searches over it take empty training sequences: the dev scores, a
+    corpus and CRFCV's choice are here those of the data without them."""
+    from sklearn.model_selection import GroupKFold
+
+    from crfsdca import CRFCV, Corpus
+
+    empty_at = [0, 3, len(X)]
+    Xe, Ye = list(X), list(Y)
+    for i in empty_at:
+        Xe.insert(i, [])
+        Ye.insert(i, [])
+    plain = CRF(max_iterations=5, random_state=0).fit(X, Y, X_dev=X, y_dev=Y)
+    with_dev = CRF(max_iterations=5, random_state=0).fit(X, Y, X_dev=Xe, y_dev=Ye)
+    scores = [{k: v for k, v in row.items() if k.startswith("dev_")}
+              for row in (plain.training_log_.last_iteration,
+                          with_dev.training_log_.last_iteration)]
+    assert scores[0] and scores[0] == scores[1]
+    with pytest.raises(ValueError, match="no dev sequences: every sequence is empty"):
+        CRF(max_iterations=5).fit(X, Y, X_dev=[[]], y_dev=[[]])
+    corpus = Corpus.create(tmp_path / "c", Xe, Ye)
+    assert corpus.sequences.n_sequences == len(X)
+    assert np.array_equal(CRF(max_iterations=5, random_state=0).fit(corpus).model_.weights,
+                          CRF(max_iterations=5, random_state=0).fit(X, Y).model_.weights)
+    groups = np.arange(len(X)) % 3
+    groups_e = np.insert(groups, [0, 3, len(X)], 7)  # their groups go with them
+    weights = np.linspace(1, 2, len(X))
+    weights_e = np.insert(weights, [0, 3, len(X)], 5.0)
+    searches = [CRFCV(c1s=[0], c2s=[0.1, 1.0], cv=GroupKFold(3), max_iterations=5,
+                      random_state=0).fit(*data, groups=g, sample_weight=w)
+                for data, g, w in (((X, Y), groups, weights), ((Xe, Ye), groups_e, weights_e))]
+    assert searches[0].cv_results_["mean_test_score"].tolist() == \
+        searches[1].cv_results_["mean_test_score"].tolist()

@@ -477,6 +477,7 @@ class SolverSpec:
     offered: bool = True
     needs_l2: bool = True
     default_epochs: int | None = None  # the budget when none is given (None: the learner's)
+    whole_epochs: bool = False  # an epoch is one iteration (L-BFGS): its budget is a count
     converges: bool = True  # runs to the optimum of the CRF objective, to any tolerance
     radii: Callable[[Mapping], bool] = lambda o: False
 
@@ -617,7 +618,7 @@ SOLVERS: dict[str, SolverSpec] = {s.name: s for s in (
     SolverSpec("lbfgs", "L-BFGS", LBFGS_OPTIONS, "crfsdca.solvers.lbfgs:LBFGS", _lbfgs_state,
                workspace=full_batch_bytes, seeded=False, continues_from="weights",
                supports_l1=True, supports_threads=True, supports_weights=True,
-               supports_dense=True, supports_edges=True, needs_l2=False,
+               supports_dense=True, supports_edges=True, needs_l2=False, whole_epochs=True,
                shrink=(Shrink("memory", None, "shortens the history"),)),
     SolverSpec("l2sgd", "L2SGD", L2SGD_OPTIONS, "crfsdca.solvers.l2sgd:L2SGD", _l2sgd_state,
                supports_weights=True, default_epochs=1000, converges=False),

@@ -11,6 +11,7 @@ CRFsuite's own epsilon is an L-BFGS convergence test on the gradient, not a cert
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -223,8 +224,9 @@ def learn(problem: Problem, config: SolverConfig, seed: int = 0,
             f"(catalyst={options['catalyst']:g}, catalyst_floor={floor:g}; catalyst=0: "
             "the paper's SDCA)")
     budget = DEFAULT_EPOCHS if epochs is None else float(epochs)
-    if not budget > 0:
-        raise ConfigError(f"max_iterations must be positive, got {epochs}")
+    if not (budget > 0 and math.isfinite(budget)):
+        raise ConfigError(f"max_iterations must be a finite number > 0 (None: "
+                          f"{DEFAULT_EPOCHS:g}), got {epochs}")
     done = run_solver(problem, config, epochs=budget, seed=seed, threads=threads,
                       start=start, seconds=max_seconds, tol=epsilon or None, relative=True,
                       evaluate_test=problem.test is not None,
