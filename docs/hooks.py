@@ -621,7 +621,7 @@ def peak_memory_table() -> str:
     run = json.loads((STUDIES / "runs" / "peak_memory.json").read_text())
     rows = run["rows"]
     tools = [t for t in dict.fromkeys(r["tool"] for r in rows)]
-    ours = [t for t in tools if t.startswith("crfsdca")]
+    ours = [t for t in tools if t.startswith(("crfsdca", "numba"))]
     lines = ["| data | n | K | " + " | ".join(_TOOL_NAMES.get(t, t) for t in tools) + " |",
              "|---|---|---|" + "---|" * len(tools)]
     for name in dict.fromkeys(r["dataset"] for r in rows):
@@ -653,6 +653,7 @@ _TOOL_NAMES = {"items": "items only", "crfsdca": "crfsdca (lists)",
                "crfsdca-compact": "crfsdca (lists, compact store)",
                "crfsdca-stream": "crfsdca (a generator)",
                "crfsdca-corpus": "crfsdca (a Corpus)",
+               "numba-alone": "numba alone (one function, no data)",
                "sklearn-crfsuite": "sklearn-crfsuite (lists)"}
 """The tools of the memory studies, as the tables name them."""
 

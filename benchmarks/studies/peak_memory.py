@@ -5,22 +5,25 @@ Question: How much memory does the default ``CRF()`` fit take, as a multiple of
     tutorial's features, CoNLL-2000 chunking) and on the vendored dataset with the largest
     dual state (the POS treebank sample, K = 45, CRFsuite's feature set)?
 Date: 2026-12-01
-Commit: 800509a (the study reading the items from a file and the process's own peak:
-    below)
-Answer: The default fit (the compact store) from lists: 1.12x sklearn-crfsuite's peak on
-    Dutch NER, 1.09x on Spanish NER, 1.19x on CoNLL-2000 and 1.74x on the POS sample
+Commit: f8d01b5 (h5py no longer loaded by a fit that writes no file: 10-11 MiB less)
+Answer: The default fit (the compact store) from lists: 1.09x sklearn-crfsuite's peak on
+    Dutch NER, 1.06x on Spanish NER, 1.18x on CoNLL-2000 and 1.70x on the POS sample
     (K = 45): issue 57's in-memory bounds (1.2x; 2x on the POS sample) met on all four.
-    On a generator of the same items, never held whole: 0.70x, 0.66x, 0.85x, 1.60x
-    (issue 57 asks 0.5x); on a crfsdca.Corpus made by an earlier process: 0.71x, 0.67x,
-    0.75x, 1.50x. A process that fits 500 sentences from a generator is 214 MiB, 0.48x of
-    sklearn-crfsuite's peak on Dutch NER (numba's import and its cached kernels about 130
-    of it), so 0.5x there leaves about 8 MiB for the data. The paper's store: 1.36x,
-    1.40x, 2.26x, 5.49x; a float32 store (which takes the paper's) 1.21x, 1.22x, 1.68x,
-    3.49x. Until 2026-12-01 (0151b05's run) the measured process also read the raw
-    corpus and kept its sentences (6 MiB on Dutch, 85 on CoNLL-2000, in sklearn-crfsuite's
-    process as well): 1.12x, 1.09x, 1.18x, 1.65x from lists; 0.77x, 0.73x, 0.85x, 1.53x
-    on a generator. One Dutch float32 row of this run read 788 MiB, 537 run again alone
-    (kept). Table: docs/benchmarks.md ("Bigger than memory"), from runs/peak_memory.json.
+    On a generator of the same items, never held whole: 0.68x, 0.63x, 0.84x, 1.56x
+    (issue 57 asks 0.5x); on a crfsdca.Corpus made by an earlier process: 0.71x, 0.68x,
+    0.75x, 1.50x. The floor under those: a process that imports numba and compiles one
+    function of one line (``numba-alone``) peaks at 157 MiB, 0.47x sklearn-crfsuite's
+    peak on the POS sample (0.36x / 0.32x / 0.23x on the others), and crfsdca's fit of 50
+    sentences from a generator at 200 MiB (Dutch) and 208 MiB (POS; stored in
+    runs/peak_memory_floor.json, ``--limit 50``), 0.62x of sklearn-crfsuite's peak on
+    the POS sample before any of its data: 0.5x there is below what a numba process
+    with crfsdca's kernels takes. The paper's store: 1.33x, 1.38x, 2.28x, 5.46x; a
+    float32 store (which takes the paper's) 1.19x, 1.20x, 1.66x, 3.45x. At 800509a
+    (before h5py was left out of such a fit): 1.12x, 1.09x, 1.19x, 1.74x from lists;
+    0.70x, 0.66x, 0.85x, 1.60x on a generator. Until 2026-12-01 (0151b05's run) the
+    measured process also read the raw corpus and kept its sentences (6 MiB on Dutch, 85
+    on CoNLL-2000, in sklearn-crfsuite's process as well). Table: docs/benchmarks.md
+    ("Bigger than memory"), from runs/peak_memory.json.
 
 Each fit runs in a fresh process, which reports its peak resident memory (``VmHWM`` of
 /proc/self/status: ``ru_maxrss``, read until 2026-12-01, keeps the launching process's
@@ -39,7 +42,9 @@ paper's store (``crfsdca-exact``, ``dual_store="exact"``), with
 ``store_dtype="float32"`` (which takes the exact store), on a generator of the items
 (``crfsdca-stream``), and on a ``crfsdca.Corpus`` of them made by an earlier process
 (``crfsdca-corpus``: the items never in the measured process, their encoding read from
-its file); sklearn-crfsuite:
+its file), and a process that imports numba and compiles a function of one line
+(``numba-alone``: the floor of any process that runs a numba kernel, without crfsdca
+or data); sklearn-crfsuite:
 ``CRF(algorithm='lbfgs', c1=0.1, c2=0.1, max_iterations=100,
 all_possible_transitions=True)``. Memory does not depend on the
 machine's load, unlike seconds.
@@ -113,6 +118,7 @@ FITS = {
                        + CALL.format(extra="") + ".fit(pairs())"),
     "crfsdca-corpus": ("items = 0\nfrom crfsdca import CRF, Corpus\nfit = "
                        + CALL.format(extra="") + ".fit(Corpus(sys.argv[3]))"),
+    "numba-alone": "items = 0\nimport numba\nfit = numba.njit(lambda x: x + 1)(1)\n",
     "sklearn-crfsuite": LISTS + "import sklearn_crfsuite\n"
                         "fit = sklearn_crfsuite.CRF(algorithm='lbfgs', c1=0.1, c2=0.1, "
                         "max_iterations=100, all_possible_transitions=True).fit(X, y)",
