@@ -125,11 +125,12 @@ def _sound(row: dict, has_dual: bool, p_zero: float = math.inf) -> bool:
     diverged. (A dual above P by rounding is not a failure: a float32 store's gap goes
     slightly negative near the optimum.)"""
     primal = row["primal"]
+    if not (math.isfinite(primal) and primal >= 0):
+        return False
     cert = certificate(row)
     if not math.isnan(cert) and primal - cert > p_zero * (1.0 + 1e-9) + 1e-12:
         return False
-    return math.isfinite(primal) and primal >= 0 and (not has_dual
-                                                      or math.isfinite(row["dual"]))
+    return not has_dual or math.isfinite(row["dual"])
 
 
 class _Diverged(Exception):
