@@ -30,7 +30,7 @@ import numpy as np
 from .data.items import Vocabulary
 from .data.radii import squared_radii
 from .data.sequences import Sequences
-from .data.stream import encode_stream, labeled_pairs, nonempty_pairs
+from .data.stream import encode_stream, labeled_pairs
 from .errors import DataFormatError
 
 if TYPE_CHECKING:
@@ -75,8 +75,8 @@ class Corpus:
         from .data.hdf5 import Dataset, write_dataset  # lazy, as in read_corpus_file
 
         attributes, labels = Vocabulary(), Vocabulary()
-        seq, _, zero_entries = encode_stream(nonempty_pairs(labeled_pairs(X, y), []),
-                                             attributes, labels)
+        seq, _, zero_entries = encode_stream(labeled_pairs(X, y), attributes, labels,
+                                             skipped=[])
         if seq.n_dense:
             raise ValueError("a corpus holds no array attributes (vector values) yet: fit "
                              "on the sequences themselves")

@@ -541,8 +541,7 @@ class CRF(Params):
         elif streamed:
             skipped: list[int] = []
             train, digests, zero_entries = encode_stream(
-                nonempty_pairs(labeled_pairs(X, y), skipped), attributes, labels,
-                digests=keep)
+                labeled_pairs(X, y), attributes, labels, digests=keep, skipped=skipped)
             sample_weight = check_sample_weight(_without(sample_weight, skipped),
                                                 train.n_sequences)
         else:
@@ -1099,7 +1098,7 @@ def without_empty(X: list, y: list, *per_sequence, what: str = "training"):
         return (X, y, *per_sequence)
     if not kept:
         raise ValueError(f"no {what} sequences: every sequence is empty")
-    return ([x for x, _ in kept], [t for _, t in kept],
+    return ([x for _, x, _ in kept], [t for _, _, t in kept],
             *(_without(values, skipped) for values in per_sequence))
 
 

@@ -104,6 +104,21 @@ def test_errors_name_the_sequence_in_the_stream():
         encode_stream(iter(()), Vocabulary(), Vocabulary())
 
 
+@pytest.mark.parametrize("chunk_tokens", [2, 1000])
+def test_left_out_empty_sequences_keep_the_stream_positions(chunk_tokens):
+    """Empty sequences left out (``skipped``) still count in the positions that errors
+    name, in the first chunk and in later ones."""
+    X = [[]] + [[{"a": 1}]] * 5 + [[], [{"a": None}]]
+    skipped: list[int] = []
+    with pytest.raises(ValueError, match="^sequence 7, item 0"):
+        encode_stream(zip(X, [[]] + [["L"]] * 5 + [[], ["L"]], strict=True), Vocabulary(),
+                      Vocabulary(), chunk_tokens=chunk_tokens, skipped=skipped)
+    assert skipped == [0, 6]
+    enc = encode_stream(zip(X[:6], [[]] + [["L"]] * 5, strict=True), Vocabulary(),
+                        Vocabulary(), chunk_tokens=chunk_tokens, skipped=skipped)
+    assert enc.seq.n_sequences == 5 and skipped == [0, 6, 0]
+
+
 def test_a_column_in_one_chunk_and_an_attribute_in_another_is_refused():
     X = [[{"v": np.array([1.0, 2.0])}], [{"v[0]": 1.0}]]
     with pytest.raises(ValueError, match=r"'v\[0\]' is both"):

@@ -67,16 +67,16 @@ def labeled_pairs(X, y) -> Iterator[tuple]:
 
 
 def nonempty_pairs(pairs: Iterable[tuple], skipped: list[int]) -> Iterator[tuple]:
-    """``pairs`` but those of sequences without items (CRFsuite leaves them out of
-    training), whose positions go into ``skipped``; an empty one with labels is an
-    error."""
+    """(position, xseq, yseq) of ``pairs`` but those of sequences without items (CRFsuite
+    leaves them out of training), whose positions go into ``skipped``; an empty one with
+    labels is an error."""
     for i, (xseq, yseq) in enumerate(pairs):
         if isinstance(xseq, Sized) and len(xseq) == 0:
             if isinstance(yseq, Sized) and len(yseq):
                 raise ValueError(f"sequence {i} has 0 items but {len(yseq)} labels")
             skipped.append(i)
             continue
-        yield xseq, yseq
+        yield i, xseq, yseq
 
 
 def _pair(pair) -> bool:
@@ -87,30 +87,35 @@ def _pair(pair) -> bool:
 
 
 def encode_stream(pairs: Iterable[tuple], attributes: Vocabulary, labels: Vocabulary,
-                  digests: bool = False, chunk_tokens: int | None = None) -> Encoded:
+                  digests: bool = False, chunk_tokens: int | None = None,
+                  skipped: list[int] | None = None) -> Encoded:
     """:func:`~.items.encode` (``grow=True``) of the (xseq, yseq) ``pairs``, a chunk of
     about ``chunk_tokens`` (default :data:`CHUNK_TOKENS`) tokens at a time; errors name a
-    sequence by its position in the whole stream."""
+    sequence by its position in the whole stream. With ``skipped``, sequences without
+    items are left out (:func:`nonempty_pairs`) and their positions go there; without
+    it, each is an error."""
     chunk_tokens = CHUNK_TOKENS if chunk_tokens is None else chunk_tokens
     parts, digest_list, zeros = [], [], []
-    first = n_tokens = 0
+    n_tokens = 0
     chunk_x: list = []
     chunk_y: list = []
+    at: list[int] = []  # the chunk's sequences' positions in the stream
     size = 0
-    for xseq, yseq in pairs:
+    numbered = (nonempty_pairs(pairs, skipped) if skipped is not None
+                else ((i, x, t) for i, (x, t) in enumerate(pairs)))
+    for i, xseq, yseq in numbered:
         if not isinstance(xseq, list) and not isinstance(xseq, (str, bytes, Mapping)):
             xseq = list(xseq)
         chunk_x.append(xseq)
         chunk_y.append(yseq)
+        at.append(i)
         size += len(xseq) if isinstance(xseq, list) else 1
         if size >= chunk_tokens:
-            taken = len(chunk_x)
-            n_tokens = _encode_chunk(chunk_x, chunk_y, first, n_tokens, attributes, labels,
+            n_tokens = _encode_chunk(chunk_x, chunk_y, at, n_tokens, attributes, labels,
                                      digests, parts, digest_list, zeros)
-            first += taken
-            chunk_x, chunk_y, size = [], [], 0
+            chunk_x, chunk_y, at, size = [], [], [], 0
     if chunk_x:
-        _encode_chunk(chunk_x, chunk_y, first, n_tokens, attributes, labels, digests, parts,
+        _encode_chunk(chunk_x, chunk_y, at, n_tokens, attributes, labels, digests, parts,
                       digest_list, zeros)
     if not parts:
         raise ValueError("no training sequences")
@@ -123,15 +128,16 @@ def encode_stream(pairs: Iterable[tuple], attributes: Vocabulary, labels: Vocabu
                    np.concatenate(zeros) if zeros else np.zeros((0, 2), dtype=np.int64))
 
 
-def _encode_chunk(X: list, y: list, first: int, n_tokens: int, attributes, labels,
+def _encode_chunk(X: list, y: list, at: list[int], n_tokens: int, attributes, labels,
                   digests: bool, parts: list, digest_list: list, zeros: list) -> int:
     """Encode one chunk onto the lists; the tokens so far after it."""
     try:
         enc = encode(X, y, attributes, labels, grow=True, digests=digests)
-    except ValueError as e:  # "sequence i" of the chunk is sequence first + i of the stream
-        if first:
-            raise ValueError(_LEADING_INDEX.sub(lambda m: f"sequence {int(m[1]) + first}",
-                                                str(e), count=1)) from None
+    except ValueError as e:  # "sequence i" of the chunk is sequence at[i] of the stream
+        named = _LEADING_INDEX.match(str(e))
+        if named and at[int(named[1])] != int(named[1]):
+            raise ValueError(_LEADING_INDEX.sub(f"sequence {at[int(named[1])]}", str(e),
+                                                count=1)) from None
         raise
     X.clear()  # the chunk's items go: the caller's references are its last
     parts.append(enc.seq)
