@@ -1102,14 +1102,14 @@ def without_empty(X: list, y: list, *per_sequence, what: str = "training"):
             *(_without(values, skipped) for values in per_sequence))
 
 
-def _without(sample_weight, skipped: list[int]):
-    """``sample_weight`` (one per sequence, one number for all, or None) without the
-    weights of the sequences at ``skipped``."""
-    if not skipped or sample_weight is None or _is_number(sample_weight):
-        return sample_weight
+def _without(values, skipped: list[int]):
+    """``values`` (one per sequence: sample weights, groups; or one number for all, or
+    None) without the entries of the sequences at ``skipped``."""
+    if not skipped or values is None or _is_number(values):
+        return values
     gone = set(skipped)
-    kept = [w for i, w in enumerate(sample_weight) if i not in gone]
-    return np.asarray(kept) if isinstance(sample_weight, np.ndarray) else kept
+    kept = [v for i, v in enumerate(values) if i not in gone]
+    return np.asarray(kept) if isinstance(values, np.ndarray) else kept
 
 
 def training_lists(X, y) -> tuple[list, list]:
