@@ -37,7 +37,7 @@ from .corpus import Corpus
 from .data.items import Vocabulary, encode
 from .data.sequences import with_weights
 from .data.shared_encoding import shared_encoding
-from .data.stream import labeled_pairs
+from .data.stream import labeled_pairs, renumbered
 from .errors import ConfigError
 from .estimator import CRF, training_lists, without_empty
 from .model.objective import predict as viterbi_labels
@@ -216,7 +216,8 @@ class CRFCV(BaseEstimator):
         """Fit the grid on every fold of ``cv``, choose (c1, c2) by the mean test score,
         refit there on all of ``X`` (``refit``). ``groups``: for a splitter that takes
         them; ``sample_weight``: a weight per sequence, as ``CRF.fit`` takes it (each
-        fold's fits get their rows' weights).
+        fold's fits get their rows' weights). Sequences without items are left out, with
+        their groups and weights, as ``CRF.fit`` leaves them out.
 
         With ``y`` None, ``X`` yields (xseq, yseq) pairs, as ``CRF.fit`` takes them (held
         in memory: the folds index them), or is a [`Corpus`][crfsdca.corpus.Corpus]: the
@@ -228,6 +229,7 @@ class CRFCV(BaseEstimator):
                      "best_index_", "best_score_", "n_splits_", "scorer_", "refit_time_"):
             self.__dict__.pop(name, None)  # a failed fit leaves nothing of an earlier one
         corpus = X if isinstance(X, Corpus) else None
+        kept_at = None  # the positions in X of the sequences kept (None: all)
         if corpus is not None:
             if y is not None:
                 raise ValueError("fit(corpus): the labels are the corpus's own; pass y=None")
@@ -237,7 +239,11 @@ class CRFCV(BaseEstimator):
                 pairs = list(labeled_pairs(X, None))
                 X, y = [x for x, _ in pairs], [t for _, t in pairs]
             X, y = training_lists(X, y)
-            X, y, sample_weight, groups = without_empty(X, y, sample_weight, groups)
+            sample_weight = check_sample_weight(sample_weight, len(X))
+            if groups is not None and len(groups) != len(X):
+                raise ValueError(f"groups has {len(groups)} entries but X has {len(X)} "
+                                 "sequences")
+            kept_at, X, y, sample_weight, groups = without_empty(X, y, sample_weight, groups)
         crf = CRF(**self._crf_params())
         if crf.transition_prefix is not None:
             raise ConfigError("CRFCV does not search models with transition attributes "
@@ -268,7 +274,8 @@ class CRFCV(BaseEstimator):
             seq, zero_entries = corpus.sequences, corpus.zero_entries
         else:
             attributes, labels = Vocabulary(), Vocabulary()
-            seq, _, zero_entries = encode(X, y, attributes, labels, grow=True)
+            with renumbered(kept_at):  # errors name the sequences by their place in X
+                seq, _, zero_entries = encode(X, y, attributes, labels, grow=True)
         seq = with_weights(seq, sample_weight)
         check_values(seq, attributes)
         mass = feature_mass(seq)

@@ -24,7 +24,7 @@ from .corpus import Corpus
 from .data.items import Vocabulary, encode
 from .data.sequences import join, with_weights
 from .data.shared_encoding import encode_training
-from .data.stream import encode_stream, is_stream, labeled_pairs, nonempty_pairs
+from .data.stream import encode_stream, is_stream, labeled_pairs, nonempty_pairs, renumbered
 from .data.transitions import known_split, split_transitions, transition_mask, unary_entries
 from .eli5_support import install as install_eli5_explainer
 from .errors import ConfigError
@@ -477,7 +477,7 @@ class CRF(Params):
         or ``y`` None and ``X`` an iterable of (xseq, yseq) pairs: what is not a list is
         read once, a chunk at a time, and its items are never all in memory at once;
         the model is the one the same sequences in lists give. A sequence without items
-        (and labels) is left out, as CRFsuite leaves it.
+        (and labels) is left out, as CRFsuite leaves it, of ``X`` and of ``X_dev``.
 
         ``X`` may also be a [`Corpus`][crfsdca.corpus.Corpus] (``y`` None): sequences
         encoded once into a folder, trained on without encoding them again (the same
@@ -512,10 +512,11 @@ class CRF(Params):
         if corpus is not None and y is not None:
             raise ValueError("fit(corpus): the labels are the corpus's own; pass y=None")
         streamed = corpus is None and is_stream(X, y)
+        kept_at = None  # the positions in X of the sequences kept (None: all)
         if not streamed and corpus is None:
             X, y = training_lists(X, y)
             sample_weight = check_sample_weight(sample_weight, len(X))
-            X, y, sample_weight = without_empty(X, y, sample_weight)
+            kept_at, X, y, sample_weight = without_empty(X, y, sample_weight)
         algorithm, run = self._checked_run()
         config = run.config
         c1, c2, min_freq = (self._crfsuite_value(name) for name in ("c1", "c2", "min_freq"))
@@ -545,8 +546,9 @@ class CRF(Params):
             sample_weight = check_sample_weight(_without(sample_weight, skipped),
                                                 train.n_sequences)
         else:
-            train, digests, zero_entries = encode_training(X, y, attributes, labels,
-                                                           digests=keep)
+            with renumbered(kept_at):  # errors name the sequences by their place in X
+                train, digests, zero_entries = encode_training(X, y, attributes, labels,
+                                                               digests=keep)
         train = with_weights(train, sample_weight)
         if add_to_state and state is not None:
             kept = state_sequences(state)
@@ -579,11 +581,13 @@ class CRF(Params):
         if X_dev is not None:
             dev_labels = Vocabulary(label_names)
             X_dev, y_dev = _as_list(X_dev, "X_dev"), _as_list(y_dev, "y_dev")
+            dev_at = None
             if len(X_dev) == len(y_dev):  # (else encode says which is short)
-                X_dev, y_dev = without_empty(X_dev, y_dev, what="dev")
-            dev = encode(X_dev, y_dev,
-                         Vocabulary(attributes.strings() + edge_names), dev_labels,
-                         grow=False, grow_labels=True).seq
+                dev_at, X_dev, y_dev = without_empty(X_dev, y_dev, what="dev")
+            with renumbered(dev_at):
+                dev = encode(X_dev, y_dev,
+                             Vocabulary(attributes.strings() + edge_names), dev_labels,
+                             grow=False, grow_labels=True).seq
             dev = known_split(dev, A, E)
             label_names = dev_labels.strings()
             phases["encode"] += lap()
@@ -753,6 +757,7 @@ class CRF(Params):
                               "does not use: leave it None")
         self._check_outputs()
         if (SOLVERS[algorithm].whole_epochs and self.max_iterations is not None
+                and math.isfinite(self.max_iterations)
                 and not float(self.max_iterations).is_integer()):
             raise ConfigError(f"max_iterations counts {algorithm}'s iterations: a whole number, "
                               f"got {self.max_iterations!r}")
@@ -1088,17 +1093,19 @@ def _is_number(value) -> bool:
 
 
 def without_empty(X: list, y: list, *per_sequence, what: str = "training"):
-    """``X`` and ``y`` but the sequences without items, and each of ``per_sequence``
-    (sample weights, groups: one entry per sequence, a number or None) without theirs:
-    CRFsuite leaves them out, as sklearn-crfsuite's fit does (``nonempty_pairs``);
-    ValueError when none is left (``what``: "training" or "dev")."""
+    """(the kept sequences' positions, ``X``, ``y``, each of ``per_sequence``) but the
+    sequences without items and their entries in ``per_sequence`` (sample weights,
+    groups: one entry per sequence, a number or None): CRFsuite leaves them out, as
+    sklearn-crfsuite's fit does (``nonempty_pairs``). The positions are None where none
+    is left out (``data.stream.renumbered`` takes them); ValueError when none is kept
+    (``what``: "training" or "dev")."""
     skipped: list[int] = []
     kept = list(nonempty_pairs(zip(X, y, strict=True), skipped))
     if not skipped:
-        return (X, y, *per_sequence)
+        return (None, X, y, *per_sequence)
     if not kept:
         raise ValueError(f"no {what} sequences: every sequence is empty")
-    return ([x for _, x, _ in kept], [t for _, _, t in kept],
+    return ([i for i, _, _ in kept], [x for _, x, _ in kept], [t for _, _, t in kept],
             *(_without(values, skipped) for values in per_sequence))
 
 

@@ -32,6 +32,8 @@ from crfsdca.model_file import load_model
     ({"epsilon": -1}, ConfigError, "epsilon must be >= 0"),
     ({"max_iterations": 0}, ConfigError, "max_iterations must be a finite number > 0"),
     ({"max_iterations": float("inf")}, ConfigError, "max_iterations must be a finite number"),
+    ({"algorithm": "lbfgs", "max_iterations": float("inf")}, ConfigError,
+     "max_iterations must be a finite number"),
     ({"algorithm": "lbfgs", "max_iterations": 2.5}, ConfigError,
      "max_iterations counts lbfgs's iterations: a whole number, got 2.5"),
     ({"num_memories": 3}, ConfigError, "num_memories is a parameter of lbfgs"),
@@ -211,3 +213,23 @@ def test_empty_sequences_are_left_out_of_dev_sets_corpora_and_searches(tmp_path)
                 for data, g, w in (((X, Y), groups, weights), ((Xe, Ye), groups_e, weights_e))]
     assert searches[0].cv_results_["mean_test_score"].tolist() == \
         searches[1].cv_results_["mean_test_score"].tolist()
+
+
+def test_errors_after_left_out_sequences_name_their_place_in_the_data():
+    """An error names a sequence by its position in what the user passed, empty
+    sequences before it counted: in X (lists), in X_dev and in CRFCV's X."""
+    from crfsdca import CRFCV
+
+    bad = [{"a": None}]
+    with pytest.raises(ValueError, match=rf"^sequence {len(X) + 1}, item 0"):
+        CRF(max_iterations=2).fit([[]] + X + [bad], [[]] + Y + [["D"]])
+    with pytest.raises(ValueError, match=r"^sequence 2, item 0"):
+        CRF(max_iterations=2).fit(X, Y, X_dev=[[], X[0], bad], y_dev=[[], Y[0], ["D"]])
+    with pytest.raises(ValueError, match=r"^sequence 1 has 2 items but 1 labels"):
+        CRF(max_iterations=2).fit(X, Y, X_dev=[[], X[0]], y_dev=[[], ["D"]])
+    with pytest.raises(ValueError, match=rf"^sequence {len(X) + 1}, item 0"):
+        CRFCV(cv=2).fit([[]] + X + [bad], [[]] + Y + [["D"]])
+    with pytest.raises(ValueError, match=rf"expected \({len(X) + 1},\)"):
+        CRFCV(cv=2).fit([[]] + X, [[]] + Y, sample_weight=[1.0] * len(X))
+    with pytest.raises(ValueError, match=rf"groups has {len(X)} entries but X has"):
+        CRFCV(cv=2).fit([[]] + X, [[]] + Y, groups=[1] * len(X))

@@ -12,6 +12,7 @@ the attributes seen so far, not after the whole corpus's).
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
 from itertools import zip_longest
@@ -131,14 +132,8 @@ def encode_stream(pairs: Iterable[tuple], attributes: Vocabulary, labels: Vocabu
 def _encode_chunk(X: list, y: list, at: list[int], n_tokens: int, attributes, labels,
                   digests: bool, parts: list, digest_list: list, zeros: list) -> int:
     """Encode one chunk onto the lists; the tokens so far after it."""
-    try:
+    with renumbered(at):  # "sequence i" of the chunk is sequence at[i] of the stream
         enc = encode(X, y, attributes, labels, grow=True, digests=digests)
-    except ValueError as e:  # "sequence i" of the chunk is sequence at[i] of the stream
-        named = _LEADING_INDEX.match(str(e))
-        if named and at[int(named[1])] != int(named[1]):
-            raise ValueError(_LEADING_INDEX.sub(f"sequence {at[int(named[1])]}", str(e),
-                                                count=1)) from None
-        raise
     X.clear()  # the chunk's items go: the caller's references are its last
     parts.append(enc.seq)
     digest_list.extend(enc.digests)
@@ -149,6 +144,21 @@ def _encode_chunk(X: list, y: list, at: list[int], n_tokens: int, attributes, la
 
 _LEADING_INDEX = re.compile(r"^sequence (\d+)")
 """How :func:`~.items.encode`'s errors name a sequence: first, by its index in the list."""
+
+
+@contextlib.contextmanager
+def renumbered(at: list[int] | None):
+    """A ValueError raised inside that names "sequence i" (of the sequences encoded)
+    raised again naming sequence ``at[i]``, its position in the user's data (None: the
+    same)."""
+    try:
+        yield
+    except ValueError as e:
+        named = _LEADING_INDEX.match(str(e))
+        if at is None or not named or at[int(named[1])] == int(named[1]):
+            raise
+        raise ValueError(_LEADING_INDEX.sub(f"sequence {at[int(named[1])]}", str(e),
+                                            count=1)) from None
 
 
 def _dense_and_sparse(parts: list) -> int | None:

@@ -225,8 +225,7 @@ def learn(problem: Problem, config: SolverConfig, seed: int = 0,
             "the paper's SDCA)")
     budget = DEFAULT_EPOCHS if epochs is None else float(epochs)
     if not (budget > 0 and math.isfinite(budget)):
-        raise ConfigError(f"max_iterations must be a finite number > 0 (None: "
-                          f"{DEFAULT_EPOCHS:g}), got {epochs}")
+        raise ConfigError(f"max_iterations must be a finite number > 0, got {epochs}")
     done = run_solver(problem, config, epochs=budget, seed=seed, threads=threads,
                       start=start, seconds=max_seconds, tol=epsilon or None, relative=True,
                       evaluate_test=problem.test is not None,
