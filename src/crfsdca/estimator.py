@@ -756,11 +756,7 @@ class CRF(Params):
             raise ConfigError("trainer_cls is a python-crfsuite trainer class, which crfsdca "
                               "does not use: leave it None")
         self._check_outputs()
-        if (SOLVERS[algorithm].whole_epochs and self.max_iterations is not None
-                and math.isfinite(self.max_iterations)
-                and not float(self.max_iterations).is_integer()):
-            raise ConfigError(f"max_iterations counts {algorithm}'s iterations: a whole number, "
-                              f"got {self.max_iterations!r}")
+        SOLVERS[algorithm].check_budget(self.max_iterations, "max_iterations")
         return algorithm, self._run_settings(algorithm)
 
     def _run_settings(self, algorithm: str) -> RunSettings:

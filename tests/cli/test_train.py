@@ -77,6 +77,8 @@ def test_train_is_reproducible_from_its_seed(dataset_file, tmp_path):
     (["--subset", "0"], "argument --subset: expected a value in [1, inf)"),
     (["--seed", "-3"], "argument --seed: expected a value in [0, inf)"),
     (["--sag-decrease", "0.5"], "--sag-decrease is an option of sag, not of --solver sdca"),
+    (["--solver", "lbfgs", "--epochs", "2.5"],
+     "--epochs counts lbfgs's iterations: a whole number, got 2.5"),
 ])
 def test_train_reports_bad_input_in_one_line(dataset_file, tmp_path, args, message, capsys):
     """Each bad argument: exit 2, one line naming the option and what was expected, and

@@ -70,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     log = logging.getLogger("crfsdca.train")
     check_schedule(args.epochs, args.period, args.seconds, args.gap_tol)
+    spec(args.solver).check_budget(args.epochs, "--epochs")
     config = spec(args.solver).configure(solver_options(args))  # before the data is read
     check_writable(args.out, directory=True)
     dataset = load_dataset(args.data)

@@ -11,6 +11,7 @@ the solver). This module imports no numba, so that the workflow can read it.
 from __future__ import annotations
 
 import importlib
+import math
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
@@ -495,6 +496,15 @@ class SolverSpec:
         if SOLVERS.get(self.name) is self:
             return spec, (self.name,)
         return SolverSpec, tuple(getattr(self, f.name) for f in fields(self))
+
+    def check_budget(self, epochs, name: str) -> None:
+        """ConfigError where ``epochs`` (the budget, given as ``name``) is finite but not
+        whole for a solver whose epoch is one iteration (``whole_epochs``): its run would
+        round it."""
+        if (self.whole_epochs and epochs is not None and math.isfinite(epochs)
+                and not float(epochs).is_integer()):
+            raise ConfigError(f"{name} counts {self.name}'s iterations: a whole number, "
+                              f"got {epochs!r}")
 
     def solver_class(self):
         module, cls = self.factory.split(":")
