@@ -234,6 +234,7 @@ class CRFCV(BaseEstimator):
             if y is not None:
                 raise ValueError("fit(corpus): the labels are the corpus's own; pass y=None")
             X, y = _corpus_lists(corpus)
+            sample_weight = check_sample_weight(sample_weight, len(X))
         else:
             if y is None:  # (xseq, yseq) pairs, as CRF.fit takes them: held, for the folds
                 pairs = list(labeled_pairs(X, None))
@@ -267,7 +268,6 @@ class CRFCV(BaseEstimator):
             raise ValueError(f"refine must be an integer >= 0, got {self.refine!r}")
         splits = _splits(self.cv, X, y, groups)
         scorer = _scorer(crf, self.scoring)
-        sample_weight = check_sample_weight(sample_weight, len(X))
 
         if corpus is not None:  # encoded once already
             attributes, labels = Vocabulary(corpus.attributes), Vocabulary(corpus.labels)
