@@ -1097,11 +1097,13 @@ def without_empty(X: list, y: list, *per_sequence, what: str = "training"):
     (``what``: "training" or "dev")."""
     skipped: list[int] = []
     kept = list(nonempty_pairs(zip(X, y, strict=True), skipped))
+    X = [x for _, x, _ in kept]  # a sequence given as an iterator was read into a list
+    y = [t for _, _, t in kept]
     if not skipped:
         return (None, X, y, *per_sequence)
     if not kept:
         raise ValueError(f"no {what} sequences: every sequence is empty")
-    return ([i for i, _, _ in kept], [x for _, x, _ in kept], [t for _, _, t in kept],
+    return ([i for i, _, _ in kept], X, y,
             *(_without(values, skipped) for values in per_sequence))
 
 

@@ -179,6 +179,25 @@ def test_empty_training_sequences_are_left_out_as_sklearn_crfsuite_does():
         CRF().fit([[], []], [[], []])
 
 
+def test_sequences_given_as_iterators_are_read_once_and_empty_ones_left_out():
+    """A sequence may be any iterable of items, a generator too: an empty one is left out
+    as an empty list is (it was kept, then refused as empty), and the others are read
+    once, not consumed by the check before their encoding."""
+    plain = CRF(max_iterations=5).fit(X, Y).model_.weights
+    for lead in ([], [iter([])]):
+        Xi = lead + [iter(x) for x in X]
+        Yi = [[]] * len(lead) + [iter(t) for t in Y]
+        assert np.array_equal(CRF(max_iterations=5).fit(Xi, Yi).model_.weights, plain)
+    with pytest.raises(ValueError, match="sequence 0 has 0 items but 1 labels"):
+        CRF(max_iterations=5).fit([iter([])] + X, [iter(["D"])] + Y)
+    from crfsdca import CRFCV
+
+    searches = [CRFCV(c1s=[0], c2s=[0.1, 1.0], cv=3, max_iterations=5, random_state=0).fit(
+        [wrap(x) for x in X], [wrap(t) for t in Y]) for wrap in (list, iter)]
+    assert searches[0].cv_results_["mean_test_score"].tolist() == \
+        searches[1].cv_results_["mean_test_score"].tolist()
+
+
 def test_empty_sequences_are_left_out_of_dev_sets_corpora_and_searches(tmp_path):
     """sklearn-crfsuite takes an X_dev with empty sequences (they hold no token to score),
     and scikit-learn's searches over it take empty training sequences: the dev scores, a

@@ -70,14 +70,22 @@ def labeled_pairs(X, y) -> Iterator[tuple]:
 def nonempty_pairs(pairs: Iterable[tuple], skipped: list[int]) -> Iterator[tuple]:
     """(position, xseq, yseq) of ``pairs`` but those of sequences without items (CRFsuite
     leaves them out of training), whose positions go into ``skipped``; an empty one with
-    labels is an error."""
+    labels is an error. A sequence given as an iterator comes out as a list."""
     for i, (xseq, yseq) in enumerate(pairs):
+        xseq, yseq = _read(xseq), _read(yseq)
         if isinstance(xseq, Sized) and len(xseq) == 0:
             if isinstance(yseq, Sized) and len(yseq):
                 raise ValueError(f"sequence {i} has 0 items but {len(yseq)} labels")
             skipped.append(i)
             continue
         yield i, xseq, yseq
+
+
+def _read(seq):
+    """A sequence given as an iterator (a generator of items or labels) read into a list,
+    so that it can be checked and still be encoded (or fitted once per fold); anything
+    else as it is."""
+    return list(seq) if isinstance(seq, Iterable) and not isinstance(seq, Sized) else seq
 
 
 def _pair(pair) -> bool:
