@@ -234,6 +234,41 @@ def test_the_split_quadratic_equals_the_direct_sum(seed, K, g_max, n_rows):
             assert d2 == pytest.approx(float(u_all[y != 0] @ u_all[y != 0]), abs=1e-12)
 
 
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), K=st.integers(1, 4), n_rows=st.sampled_from([1, 3, 40]),
+       gamma=st.sampled_from([1e-3, 0.4, 1.0, 1.7]))
+def test_a_rebased_moves_change_is_the_direct_sum_and_the_splits(seed, K, n_rows, gamma):
+    """l1_change (a rebased move's Q(gamma) - Q(0), one read-only pass) against the direct
+    sum over the support, with entries on the thresholds and zero directions, and against
+    l1_split + quadratic at the same step."""
+    from crfsdca.solvers.minibatch import l1_change
+    from crfsdca.solvers.sdca_linesearch import Block, l1_split, quadratic, soft
+
+    rng = np.random.default_rng(seed)
+    kappa, n_attr = 0.3, 50
+    rows = np.sort(rng.choice(n_attr, size=n_rows, replace=False)).astype(np.int64)
+    v = rng.normal(scale=0.5, size=n_attr * K + 3 * K + K * K)
+    v[rng.random(len(v)) < 0.2] = kappa * rng.choice([-1.0, 1.0])
+    u_em, u_bias, u_trans = (rng.normal(scale=0.6, size=m)
+                             for m in (n_rows * K, 3 * K, K * K))
+    for u in (u_em, u_bias, u_trans):
+        u[rng.random(len(u)) < 0.2] = 0.0
+    support = np.concatenate([np.arange(a * K, a * K + K) for a in rows]
+                             + [np.arange(n_attr * K, len(v))])
+    u_all = np.concatenate([u_em, u_bias, u_trans])
+    idx = _one_sequence_rows(rows)
+    change = l1_change(v, idx, 0, K, n_attr, kappa, gamma, u_em, u_bias, u_trans)
+    w = np.array([soft(x, kappa) for x in v[support]])
+    y = np.array([soft(x, kappa) for x in v[support] + gamma * u_all])
+    assert change == pytest.approx(0.5 * float(y @ y - w @ w), abs=1e-12)
+    cross_v, cross_u = np.zeros(len(support) + 1), np.zeros(len(support) + 1)
+    a0, b0, wv, n = l1_split(v, idx, 0, K, n_attr, kappa, max(1.0, gamma), u_em, u_bias,
+                             u_trans, np.zeros(len(u_em)), cross_v, cross_u)
+    blk = Block(0, 0, 0, 2, K, n_attr, 1.0, wv, 0.0, kappa, a0, b0, n)
+    assert change == pytest.approx(quadratic(blk, _crossing_buffers(cross_v, cross_u, K),
+                                             gamma)[2], abs=1e-12)
+
+
 @settings(max_examples=50, deadline=None)
 @given(values=st.lists(st.floats(-1e6, 1e6), max_size=40))
 def test_the_l1_norm_of_the_primal_is_the_sum_of_absolute_values(values):

@@ -8,10 +8,10 @@ direction and line search, by whichever thread claims it first (the longest sequ
 first, so that no thread is left with a long step at the end), each in its own buffers.
 Then the steps are applied in draw order. Before applying a step, the quadratic term of
 its line search is rebased on the weights as they are then (<w, u>, and with the elastic
-net the split of ``l1_split``), and the step is applied only if it raises the dual
-exactly (else it is not taken, a null step, as the sequential kernel does with a step
-that rounding made negative): the dual never falls, and the duality gap certifies the
-weights as with one step at a time.
+net the change of its quadratic at the step, ``l1_change``), and the step is applied
+only if it raises the dual exactly (else it is not taken, a null step, as the sequential
+kernel does with a step that rounding made negative): the dual never falls, and the
+duality gap certifies the weights as with one step at a time.
 
 The apply runs on every thread (:func:`_apply_lanes`) for the default dual, the ridge
 with a float64 store: the rows of w are dealt into ``LANES`` lanes fixed by the row
@@ -43,7 +43,7 @@ from numba import njit
 from ..model.objective import sequence_weight
 from ..model.oracle import Workspace, transition_offset
 from ..runtime.barrier import atomic_add, wait
-from ..runtime.jit import NJIT
+from ..runtime.jit import NJIT, NJIT_FAST
 from .sampling import draw, record_gap
 from .sdca_kernel import (
     LS_EVALS,
@@ -63,7 +63,7 @@ from .sdca_kernel import (
     pair_start,
     refuses_losses,
 )
-from .sdca_linesearch import Block, l1_split, line_search
+from .sdca_linesearch import Block, line_search
 
 REDRAWS = 8  # draws a batch may take, per step, before it settles for fewer steps
 LANES = 64  # the apply's lanes: row r of w (an attribute's K, the bias block, the
@@ -211,16 +211,47 @@ def _edge_products(w, oe, KK, idx, i, v_edges):
     return wv
 
 
+@njit(**NJIT_FAST)
+def _row_change(v, u, gamma, kappa):
+    """sum_j (S(v_j + gamma u_j)^2 - S(v_j)^2) / 2 over a row, S the soft-threshold at
+    kappa (branch-free, so that the loop vectorizes)."""
+    total = 0.0
+    for j in range(len(u)):
+        x = v[j]
+        y = x + gamma * u[j]
+        a = x - min(max(x, -kappa), kappa)
+        b = y - min(max(y, -kappa), kappa)
+        total += 0.5 * (b * b - a * a)
+    return total
+
+
 @njit(**NJIT)
-def _rebased(w, n_attr, K, idx, st, buf, opt, i, vv):
-    """The Block of sequence i's computed direction (in ``buf``) on the current weights:
-    <w, u> again, or with the elastic net the split of v's entries again."""
+def l1_change(v, idx, i, K, n_attr, kappa, gamma, v_em, v_bias, v_trans):
+    """Q(gamma) - Q(0) of the elastic net, Q(gamma) = g*(v + gamma u), for sequence i's
+    direction u (``v_em``, ``v_bias``, ``v_trans``) at the current v: one read-only pass
+    over the rows u touches. A rebased move needs it at its one step size, where the
+    split of :func:`~.sdca_linesearch.l1_split` (a copy of the rows, the crossing entries
+    listed) serves a line search's many."""
+    total = 0.0
+    ua0 = idx.uniq_ptr[i]
+    for r in range(idx.uniq_ptr[i + 1] - ua0):
+        base = idx.uniq_attr[ua0 + r] * K
+        total += _row_change(v[base:base + K], v_em[r * K:(r + 1) * K], gamma, kappa)
+    ob = n_attr * K
+    total += _row_change(v[ob:ob + 3 * K], v_bias, gamma, kappa)
+    return total + _row_change(v[ob + 3 * K:ob + 3 * K + K * K], v_trans, gamma, kappa)
+
+
+@njit(**NJIT)
+def _rebased(w, n_attr, K, idx, st, buf, opt, i, vv, gamma):
+    """The Block of sequence i's computed direction (in ``buf``) on the current weights,
+    and with the elastic net Q(gamma) - Q(0) there (NaN without it): <w, u> again, or the
+    change of the elastic net's quadratic at the step (:func:`l1_change`)."""
     start = idx.offsets[i]
     lam_n = opt.lam_n / sequence_weight(idx, i)
-    a0, b0, n_cross = 0.0, 0.0, 0
+    wv, q = 0.0, np.nan
     if opt.kappa == 0.0:
         ua0 = idx.uniq_ptr[i]
-        wv = 0.0
         for r in range(idx.uniq_ptr[i + 1] - ua0):
             base = idx.uniq_attr[ua0 + r] * K
             for k in range(K):
@@ -234,12 +265,11 @@ def _rebased(w, n_attr, K, idx, st, buf, opt, i, vv):
         if len(idx.edge_indptr) > 0:
             wv += _edge_products(w, ow + K * K, K * K, idx, i, buf.v_rows)
     else:
-        a0, b0, wv, n_cross = l1_split(st.v, idx, i, K, n_attr, opt.kappa,
-                                       max(1.0, opt.fixed_step), buf.v_emission, buf.v_bias,
-                                       buf.v_trans, buf.v_rows, buf.cross_v, buf.cross_u)
+        q = l1_change(st.v, idx, i, K, n_attr, opt.kappa, gamma, buf.v_emission,
+                      buf.v_bias, buf.v_trans)
     return Block(i, start * K, pair_start(start, i, K, opt.compact),
-                 idx.offsets[i + 1] - start, K, n_attr, lam_n, wv, vv, opt.kappa, a0, b0,
-                 n_cross)
+                 idx.offsets[i + 1] - start, K, n_attr, lam_n, wv, vv, opt.kappa, 0.0, 0.0,
+                 0), q
 
 
 @njit(inline="always", **NJIT)
@@ -270,9 +300,10 @@ def _apply(w, n_attr, K, idx, st, bufs, sampler, opt, members, batch):
         i = members[batch.drawn[q]]
         gamma = batch.gammas[q]
         if gamma != 0.0:
-            blk = _rebased(w, n_attr, K, idx, st, buf, opt, i, batch.vv[q])
+            blk, change = _rebased(w, n_attr, K, idx, st, buf, opt, i, batch.vv[q], gamma)
             gamma = _update(w, idx, st, buf, blk, buf.ws.unary, buf.ws.pair, gamma,
-                            batch.entropies[q], st.entropies[i], opt, sequence_weight(idx, i))
+                            batch.entropies[q], st.entropies[i], opt, sequence_weight(idx, i),
+                            change)
         _count_step(st, gamma)
     _record_gaps(st, sampler, batch)
 

@@ -4,10 +4,10 @@ Sequential SDCA's step k reads the weights, computes its oracle, gap, direction 
 search, then moves the weights and its dual block; step k + 1 reads the moved weights.
 Here step k + 1 is computed (oracle, gap, direction, line search) against the weights of
 before step k's move: one step older, a mini-batch of two (``math.md`` section 9). Its
-move is then rebased on the weights as they are (<w, u> again, or the elastic net's
-split of v) and taken only where it still raises the dual exactly (as a mini-batch's
-steps): the dual never falls and the duality gap certifies the weights as sequential
-SDCA's does.
+move is then rebased on the weights as they are (<w, u> again, or the change of the
+elastic net's quadratic at its step) and taken only where it still raises the dual
+exactly (as a mini-batch's steps): the dual never falls and the duality gap certifies
+the weights as sequential SDCA's does.
 
 What needs the weights of a step is read in one place, its oracle's scores and
 transition potentials (R below): <w, u> then comes from them, <w, u> = (-1 / lam n)
@@ -244,8 +244,8 @@ def _compute(k, w, n_attr, K, idx, st, own, buf, opt, members, flow, tmax):
 @njit(**NJIT)
 def _move(k, w, n_attr, K, idx, st, bufs, opt, members, flow, sampler):
     """A(k): step k rebased on the weights as they are (<w, u> again, or the elastic
-    net's split of v) and taken where it raises the dual there (sequential SDCA's move);
-    its fresh gap recorded."""
+    net's change at its step) and taken where it raises the dual there (sequential SDCA's
+    move); its fresh gap recorded."""
     slot = k % 2
     buf = bufs[slot]
     j = flow.drawn[slot]
@@ -253,9 +253,10 @@ def _move(k, w, n_attr, K, idx, st, bufs, opt, members, flow, sampler):
     gamma = flow.gammas[slot]
     if gamma != 0.0:
         _prefetch_rows(st.v, idx, i, K)
-        blk = _rebased(w, n_attr, K, idx, st, buf, opt, i, flow.vv[slot])
+        blk, change = _rebased(w, n_attr, K, idx, st, buf, opt, i, flow.vv[slot], gamma)
         gamma = _update(w, idx, st, buf, blk, buf.ws.unary, buf.ws.pair, gamma,
-                        flow.entropies[slot], st.entropies[i], opt, sequence_weight(idx, i))
+                        flow.entropies[slot], st.entropies[i], opt, sequence_weight(idx, i),
+                        change)
     _count_step(st, gamma)
     record_gap(sampler, j, flow.gaps[slot])
     st.scalars[SUM_GAPS] += sampler.gaps[j] - flow.stored[slot]

@@ -561,10 +561,13 @@ def refuses_losses(opt):
 
 
 @njit(inline="always", **NJIT)
-def _update(w, idx, st, buf, blk, d_unary, d_pair, gamma, h_ls, h_old, opt, weight):
+def _update(w, idx, st, buf, blk, d_unary, d_pair, gamma, h_ls, h_old, opt, weight,
+            q_known=np.nan):
     """Phase ``update``: the dual block (with its new entropy), then w, for a step gamma
     that is not 0; returns the step taken (0 when it would lower the dual). The dual's
-    entropy sum gains c_i times the block's change (``weight``)."""
+    entropy sum gains c_i times the block's change (``weight``). With the elastic net,
+    ``q_known`` is Q(gamma) - Q(0) where a rebased move computed it (NaN: from the
+    block's split)."""
     i, u0, p0, T, K, n_attr = blk.i, blk.u0, blk.p0, blk.T, blk.K, blk.n_attr
     lam_n = blk.lam_n
     wv, vv = blk.wv, blk.vv
@@ -586,7 +589,7 @@ def _update(w, idx, st, buf, blk, d_unary, d_pair, gamma, h_ls, h_old, opt, weig
     if opt.kappa == 0.0:
         gain = (h_new - h_old) - lam_n * gamma * (wv + 0.5 * gamma * vv)
     else:
-        q_change = quadratic(blk, buf, gamma)[2]
+        q_change = q_known if q_known == q_known else quadratic(blk, buf, gamma)[2]
         gain = (h_new - h_old) - lam_n * q_change
     if gain < 0.0 and opt.compact:  # rounding: the bound's search never lowers it
         move_compact(st.mu_unary, u0, st.mu_pair, p0, d_unary, d_pair, T, K, -gamma)
