@@ -241,8 +241,7 @@ def test_a_rebased_moves_change_is_the_direct_sum_and_the_splits(seed, K, n_rows
     """l1_change (a rebased move's Q(gamma) - Q(0), one read-only pass) against the direct
     sum over the support, with entries on the thresholds and zero directions, and against
     l1_split + quadratic at the same step."""
-    from crfsdca.solvers.minibatch import l1_change
-    from crfsdca.solvers.sdca_linesearch import Block, l1_split, quadratic, soft
+    from crfsdca.solvers.sdca_linesearch import Block, l1_change, l1_split, quadratic, soft
 
     rng = np.random.default_rng(seed)
     kappa, n_attr = 0.3, 50

@@ -43,7 +43,7 @@ from numba import njit
 from ..model.objective import sequence_weight
 from ..model.oracle import Workspace, transition_offset
 from ..runtime.barrier import atomic_add, wait
-from ..runtime.jit import NJIT, NJIT_FAST
+from ..runtime.jit import NJIT
 from .sampling import draw, record_gap
 from .sdca_kernel import (
     LS_EVALS,
@@ -63,7 +63,7 @@ from .sdca_kernel import (
     pair_start,
     refuses_losses,
 )
-from .sdca_linesearch import Block, line_search
+from .sdca_linesearch import Block, l1_change, line_search
 
 REDRAWS = 8  # draws a batch may take, per step, before it settles for fewer steps
 LANES = 64  # the apply's lanes: row r of w (an attribute's K, the bias block, the
@@ -209,37 +209,6 @@ def _edge_products(w, oe, KK, idx, i, v_edges):
         for j in range(KK):
             wv += w[base + j] * v_edges[r * KK + j]
     return wv
-
-
-@njit(**NJIT_FAST)
-def _row_change(v, u, gamma, kappa):
-    """sum_j (S(v_j + gamma u_j)^2 - S(v_j)^2) / 2 over a row, S the soft-threshold at
-    kappa (branch-free, so that the loop vectorizes)."""
-    total = 0.0
-    for j in range(len(u)):
-        x = v[j]
-        y = x + gamma * u[j]
-        a = x - min(max(x, -kappa), kappa)
-        b = y - min(max(y, -kappa), kappa)
-        total += 0.5 * (b * b - a * a)
-    return total
-
-
-@njit(**NJIT)
-def l1_change(v, idx, i, K, n_attr, kappa, gamma, v_em, v_bias, v_trans):
-    """Q(gamma) - Q(0) of the elastic net, Q(gamma) = g*(v + gamma u), for sequence i's
-    direction u (``v_em``, ``v_bias``, ``v_trans``) at the current v: one read-only pass
-    over the rows u touches. A rebased move needs it at its one step size, where the
-    split of :func:`~.sdca_linesearch.l1_split` (a copy of the rows, the crossing entries
-    listed) serves a line search's many."""
-    total = 0.0
-    ua0 = idx.uniq_ptr[i]
-    for r in range(idx.uniq_ptr[i + 1] - ua0):
-        base = idx.uniq_attr[ua0 + r] * K
-        total += _row_change(v[base:base + K], v_em[r * K:(r + 1) * K], gamma, kappa)
-    ob = n_attr * K
-    total += _row_change(v[ob:ob + 3 * K], v_bias, gamma, kappa)
-    return total + _row_change(v[ob + 3 * K:ob + 3 * K + K * K], v_trans, gamma, kappa)
 
 
 @njit(**NJIT)

@@ -171,6 +171,36 @@ def l1_split(v, idx, i, K, n_attr, kappa, g_max, v_em, v_bias, v_trans, v_rows, 
                         n, cross_v, cross_u)
 
 
+@njit(**NJIT_FAST)
+def _row_change(v, u, gamma, kappa):
+    """sum_j (S(v_j + gamma u_j)^2 - S(v_j)^2) / 2 over a row, S the soft-threshold at
+    kappa (branch-free, so that the loop vectorizes)."""
+    total = 0.0
+    for j in range(len(u)):
+        x = v[j]
+        a = soft(x, kappa)
+        b = soft(x + gamma * u[j], kappa)
+        total += 0.5 * (b * b - a * a)
+    return total
+
+
+@njit(**NJIT)
+def l1_change(v, idx, i, K, n_attr, kappa, gamma, v_em, v_bias, v_trans):
+    """Q(gamma) - Q(0) of the elastic net, Q(gamma) = g*(v + gamma u), for sequence i's
+    direction u (``v_em``, ``v_bias``, ``v_trans``) at the current v: one read-only pass
+    over the rows u touches. A rebased move needs it at its one step size, where the
+    split of :func:`l1_split` (a copy of the rows, the crossing entries
+    listed) serves a line search's many."""
+    total = 0.0
+    ua0 = idx.uniq_ptr[i]
+    for r in range(idx.uniq_ptr[i + 1] - ua0):
+        base = idx.uniq_attr[ua0 + r] * K
+        total += _row_change(v[base:base + K], v_em[r * K:(r + 1) * K], gamma, kappa)
+    ob = n_attr * K
+    total += _row_change(v[ob:ob + 3 * K], v_bias, gamma, kappa)
+    return total + _row_change(v[ob + 3 * K:ob + 3 * K + K * K], v_trans, gamma, kappa)
+
+
 @njit(**NJIT)
 def quadratic(blk, buf, gamma):
     """(Q'(gamma), Q''(gamma), Q(gamma) - Q(0)) of Q(gamma) = g*(v + gamma u)."""
