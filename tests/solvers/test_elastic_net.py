@@ -195,6 +195,23 @@ def _crossing_buffers(cross_v: np.ndarray, cross_u: np.ndarray, K: int):
                        np.zeros(K * K), np.zeros(3 * K), cross_v, cross_u)
 
 
+def _random_step(seed: int, K: int, n_rows: int, kappa: float, n_attr: int):
+    """A random elastic-net step for l1_split and l1_change: its sequence's distinct
+    attributes (``n_rows`` of ``n_attr``), v over every weight with a fifth of its
+    entries on a threshold, the direction's (emission, bias, transition) parts with a
+    fifth of their entries 0, and the positions in v the direction covers."""
+    rng = np.random.default_rng(seed)
+    rows = np.sort(rng.choice(n_attr, size=n_rows, replace=False)).astype(np.int64)
+    v = rng.normal(scale=0.5, size=n_attr * K + 3 * K + K * K)
+    v[rng.random(len(v)) < 0.2] = kappa * rng.choice([-1.0, 1.0])  # on a threshold
+    u = tuple(rng.normal(scale=0.6, size=m) for m in (n_rows * K, 3 * K, K * K))
+    for part in u:
+        part[rng.random(len(part)) < 0.2] = 0.0
+    support = np.concatenate([np.arange(a * K, a * K + K) for a in rows]
+                             + [np.arange(n_attr * K, len(v))])
+    return rows, v, u, support
+
+
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), K=st.integers(1, 4), g_max=st.sampled_from([1.0, 1.7]),
        n_rows=st.sampled_from([1, 3, 40]))
@@ -205,17 +222,8 @@ def test_the_split_quadratic_equals_the_direct_sum(seed, K, g_max, n_rows):
     split's chunks (SPLIT_CHUNK entries each)."""
     from crfsdca.solvers.sdca_linesearch import Block, l1_split, quadratic, soft
 
-    rng = np.random.default_rng(seed)
     kappa, n_attr = 0.3, 50
-    rows = np.sort(rng.choice(n_attr, size=n_rows, replace=False)).astype(np.int64)
-    v = rng.normal(scale=0.5, size=n_attr * K + 3 * K + K * K)
-    v[rng.random(len(v)) < 0.2] = kappa * rng.choice([-1.0, 1.0])  # on a threshold
-    u_em, u_bias, u_trans = (rng.normal(scale=0.6, size=m)
-                             for m in (n_rows * K, 3 * K, K * K))
-    for u in (u_em, u_bias, u_trans):
-        u[rng.random(len(u)) < 0.2] = 0.0
-    support = np.concatenate([np.arange(a * K, a * K + K) for a in rows]
-                             + [np.arange(n_attr * K, len(v))])
+    rows, v, (u_em, u_bias, u_trans), support = _random_step(seed, K, n_rows, kappa, n_attr)
     u_all = np.concatenate([u_em, u_bias, u_trans])
     cross_v, cross_u = np.zeros(len(support) + 1), np.zeros(len(support) + 1)
     idx = _one_sequence_rows(rows)
@@ -243,17 +251,8 @@ def test_a_rebased_moves_change_is_the_direct_sum_and_the_splits(seed, K, n_rows
     l1_split + quadratic at the same step."""
     from crfsdca.solvers.sdca_linesearch import Block, l1_change, l1_split, quadratic, soft
 
-    rng = np.random.default_rng(seed)
     kappa, n_attr = 0.3, 50
-    rows = np.sort(rng.choice(n_attr, size=n_rows, replace=False)).astype(np.int64)
-    v = rng.normal(scale=0.5, size=n_attr * K + 3 * K + K * K)
-    v[rng.random(len(v)) < 0.2] = kappa * rng.choice([-1.0, 1.0])
-    u_em, u_bias, u_trans = (rng.normal(scale=0.6, size=m)
-                             for m in (n_rows * K, 3 * K, K * K))
-    for u in (u_em, u_bias, u_trans):
-        u[rng.random(len(u)) < 0.2] = 0.0
-    support = np.concatenate([np.arange(a * K, a * K + K) for a in rows]
-                             + [np.arange(n_attr * K, len(v))])
+    rows, v, (u_em, u_bias, u_trans), support = _random_step(seed, K, n_rows, kappa, n_attr)
     u_all = np.concatenate([u_em, u_bias, u_trans])
     idx = _one_sequence_rows(rows)
     change = l1_change(v, idx, 0, K, n_attr, kappa, gamma, u_em, u_bias, u_trans)
