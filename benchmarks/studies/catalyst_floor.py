@@ -43,17 +43,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from common import head_commit, kept_rows, machine, store_run  # noqa: E402
 from practitioner import load  # noqa: E402
-from small_c2_routes import first_certified, problem, relative_gap, run  # noqa: E402
-
-
-def fit(prob, floor: float, epsilon: float, budget: int) -> dict:
-    """One default fit with ``catalyst_floor=floor``: its epochs and seconds."""
-    rows, _, seconds = run(prob, "sdca", budget, epsilon, catalyst_floor=floor)
-    end = first_certified(rows, epsilon)
-    return {"epochs": round(end["epoch"], 2), "seconds": round(seconds, 2),
-            "relative_gap": float(f"{relative_gap(end):.3g}"),
-            "certified": bool(relative_gap(end) <= epsilon),
-            "objective": float(f"{end['primal']:.10g}")}
+from small_c2_routes import certified_fit, problem  # noqa: E402
 
 
 def main() -> None:
@@ -82,7 +72,7 @@ def main() -> None:
                 prob = problem(X, y, c1, c2)
                 for floor in args.floors:
                     row = {"dataset": name, "c1": c1, "c2": c2, "floor": floor,
-                           **fit(prob, floor, args.epsilon, args.budget),
+                           **certified_fit(prob, args.epsilon, args.budget, catalyst_floor=floor),
                            "commit": head_commit()}
                     rows.append(row)
                     print(json.dumps(row), flush=True)

@@ -48,20 +48,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from common import kept_rows, machine, store_run  # noqa: E402
 from practitioner import load  # noqa: E402
-from small_c2_routes import first_certified, problem, relative_gap, run  # noqa: E402
+from small_c2_routes import certified_fit, problem  # noqa: E402
 
 SHARES = {"lambda": 1.0, "half": 0.5, "none": 0.0}
 """The momentum of each column: ``catalyst_momentum``'s value."""
-
-
-def fit(prob, share: float, epsilon: float, budget: int) -> dict:
-    """One default fit with ``catalyst_momentum=share``: its epochs and seconds."""
-    rows, _, seconds = run(prob, "sdca", budget, epsilon, catalyst_momentum=share)
-    end = first_certified(rows, epsilon)
-    return {"epochs": round(end["epoch"], 2), "seconds": round(seconds, 2),
-            "relative_gap": float(f"{relative_gap(end):.3g}"),
-            "certified": bool(relative_gap(end) <= epsilon),
-            "objective": float(f"{end['primal']:.10g}")}
 
 
 def main() -> None:
@@ -89,7 +79,8 @@ def main() -> None:
                 prob = problem(X, y, c1, c2)
                 for m in args.momenta:
                     row = {"dataset": name, "c1": c1, "c2": c2, "momentum": m,
-                           **fit(prob, SHARES[m], args.epsilon, args.budget)}
+                           **certified_fit(prob, args.epsilon, args.budget,
+                                            catalyst_momentum=SHARES[m])}
                     rows.append(row)
                     print(json.dumps(row), flush=True)
                     store_run(args.json, {"machine": machine(), "epsilon": args.epsilon,

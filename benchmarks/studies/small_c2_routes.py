@@ -98,6 +98,18 @@ def first_certified(rows, epsilon: float) -> dict:
     return rows[-1]
 
 
+def certified_fit(prob, epsilon: float, budget: int, **options) -> dict:
+    """One default fit (SDCA with the estimator's options and ``options``) to ``epsilon``:
+    the epochs of its first certified row (else its last), its solver seconds, that
+    row's relative gap and objective, and whether it is certified."""
+    rows, _, seconds = run(prob, "sdca", budget, epsilon, **options)
+    end = first_certified(rows, epsilon)
+    return {"epochs": round(end["epoch"], 2), "seconds": round(seconds, 2),
+            "relative_gap": float(f"{relative_gap(end):.3g}"),
+            "certified": bool(relative_gap(end) <= epsilon),
+            "objective": float(f"{end['primal']:.10g}")}
+
+
 def marginals_of(prob, w):
     """The dual point of w's own marginals nu_i(w), in SDCA's store layout."""
     import numpy as np
