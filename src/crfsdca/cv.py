@@ -39,7 +39,7 @@ from .data.sequences import with_weights
 from .data.shared_encoding import shared_encoding
 from .data.stream import labeled_pairs, renumbered
 from .errors import ConfigError
-from .estimator import CRF, training_lists, without_empty
+from .estimator import CRF, training_data
 from .model.objective import predict as viterbi_labels
 from .model_file import Model
 from .runtime import memory
@@ -239,12 +239,7 @@ class CRFCV(BaseEstimator):
             if y is None:  # (xseq, yseq) pairs, as CRF.fit takes them: held, for the folds
                 pairs = list(labeled_pairs(X, None))
                 X, y = [x for x, _ in pairs], [t for _, t in pairs]
-            X, y = training_lists(X, y)
-            sample_weight = check_sample_weight(sample_weight, len(X))
-            if groups is not None and len(groups) != len(X):
-                raise ValueError(f"groups has {len(groups)} entries but X has {len(X)} "
-                                 "sequences")
-            kept_at, X, y, sample_weight, groups = without_empty(X, y, sample_weight, groups)
+            kept_at, X, y, sample_weight, groups = training_data(X, y, sample_weight, groups)
         crf = CRF(**self._crf_params())
         if crf.transition_prefix is not None:
             raise ConfigError("CRFCV does not search models with transition attributes "

@@ -514,9 +514,7 @@ class CRF(Params):
         streamed = corpus is None and is_stream(X, y)
         kept_at = None  # the positions in X of the sequences kept (None: all)
         if not streamed and corpus is None:
-            X, y = training_lists(X, y)
-            sample_weight = check_sample_weight(sample_weight, len(X))
-            kept_at, X, y, sample_weight = without_empty(X, y, sample_weight)
+            kept_at, X, y, sample_weight, _ = training_data(X, y, sample_weight)
         algorithm, run = self._checked_run()
         config = run.config
         c1, c2, min_freq = (self._crfsuite_value(name) for name in ("c1", "c2", "min_freq"))
@@ -1117,15 +1115,20 @@ def _without(values, skipped: list[int]):
     return np.asarray(kept) if isinstance(values, np.ndarray) else kept
 
 
-def training_lists(X, y) -> tuple[list, list]:
-    """``X`` and ``y`` as lists, checked: as many label sequences as sequences, at least
-    one (``CRF.fit`` and ``CRFCV.fit``)."""
+def training_data(X, y, sample_weight, groups=None) -> tuple:
+    """(the kept sequences' positions, ``X``, ``y``, ``sample_weight``, ``groups``) as
+    ``CRF.fit`` and ``CRFCV.fit`` train on them: lists, checked (as many label sequences,
+    weights and groups as sequences, at least one), without the empty sequences
+    (:func:`without_empty`)."""
     X, y = _as_list(X, "X"), _as_list(y, "y")
     if len(X) != len(y):
         raise ValueError(f"X has {len(X)} sequences but y has {len(y)}")
     if not X:
         raise ValueError("no training sequences")
-    return X, y
+    sample_weight = check_sample_weight(sample_weight, len(X))
+    if groups is not None and len(groups) != len(X):
+        raise ValueError(f"groups has {len(groups)} entries but X has {len(X)} sequences")
+    return without_empty(X, y, sample_weight, groups)
 
 
 def _as_list(X, name: str) -> list:
