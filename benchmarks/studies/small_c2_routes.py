@@ -101,13 +101,16 @@ def first_certified(rows, epsilon: float) -> dict:
 def certified_fit(prob, epsilon: float, budget: int, **options) -> dict:
     """One default fit (SDCA with the estimator's options and ``options``) to ``epsilon``:
     the epochs of its first certified row (else its last), its solver seconds, that
-    row's relative gap and objective, and whether it is certified."""
-    rows, _, seconds = run(prob, "sdca", budget, epsilon, **options)
+    row's relative gap and objective, whether it is certified, and Catalyst's kappa n
+    where the run ended (None without Catalyst)."""
+    rows, solver, seconds = run(prob, "sdca", budget, epsilon, **options)
     end = first_certified(rows, epsilon)
+    loop = solver.catalyst
     return {"epochs": round(end["epoch"], 2), "seconds": round(seconds, 2),
             "relative_gap": float(f"{relative_gap(end):.3g}"),
             "certified": bool(relative_gap(end) <= epsilon),
-            "objective": float(f"{end['primal']:.10g}")}
+            "objective": float(f"{end['primal']:.10g}"),
+            "kappa_n": None if loop is None else float(f"{loop.kappa * prob.n:.4g}")}
 
 
 def marginals_of(prob, w):

@@ -349,7 +349,8 @@ class CRF(Params):
                  refresh_every=None, store_dtype=None, store_dir=None, dual_store=None,
                  store_window=None,
                  window_spill=None, init_c=None, catalyst=None,
-                 catalyst_floor=None, catalyst_momentum=None, batch_size=None, pipeline=None,
+                 catalyst_floor=None, catalyst_momentum=None, catalyst_tune=None,
+                 batch_size=None, pipeline=None,
                  sag_lipschitz_init=None,
                  sag_decrease=None,
                  sag_decrease_guarded=None, sag_first_visit=None, sag_step_rule=None,
@@ -407,6 +408,7 @@ class CRF(Params):
         self.catalyst = catalyst
         self.catalyst_floor = catalyst_floor
         self.catalyst_momentum = catalyst_momentum
+        self.catalyst_tune = catalyst_tune
         self.batch_size = batch_size
         self.pipeline = pipeline
         self.sag_lipschitz_init = sag_lipschitz_init

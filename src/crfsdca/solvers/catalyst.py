@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..model.features import soft_threshold
 from ..runtime.jit import NJIT, NJIT_FAST, stream_copy
 
 
@@ -125,11 +126,8 @@ class CatalystLoop:
         center is then the one whose inner weights they are. ``support``: the sorted
         indices off which x0, w_hat and ``weights`` are 0 (None: the points dense).
         ``share``: the part of Catalyst's momentum kept (:func:`momentum_share`)."""
-        self.lam, self.l1 = lam, l1
-        self.kappa = ratio * lam
-        self.inner_lam = lam + self.kappa
-        sq = (lam / self.inner_lam) ** 0.5
-        self.momentum = share * (1.0 - sq) / (1.0 + sq)
+        self.lam, self.l1, self.share = lam, l1, share
+        self._set_kappa(ratio * lam)
         self.dim = len(x0)
         self.support = (np.zeros(0, dtype=np.int64) if support is None
                         else np.asarray(support, dtype=np.int64))
@@ -148,6 +146,25 @@ class CatalystLoop:
             self.center = stream_copy(start)
         self.previous = stream_copy(start)
         self.rounds = 0
+
+    def _set_kappa(self, kappa: float) -> None:
+        """kappa, the inner lambda' = lambda + kappa and the momentum that goes with them."""
+        self.kappa = kappa
+        self.inner_lam = self.lam + kappa
+        sq = (self.lam / self.inner_lam) ** 0.5
+        self.momentum = self.share * (1.0 - sq) / (1.0 + sq)
+
+    def retune(self, kappa: float, v: np.ndarray, w: np.ndarray) -> float:
+        """Move to ``kappa`` between two rounds: v = (u + kappa y) / lam' of the same dual
+        sum u and center y, in place, and w = S(v) where it is another array (L1); returns
+        the new lam'. The marginals, and so the dual and the certificate, do not move."""
+        old_lam, old_kappa = self.inner_lam, self.kappa
+        self._set_kappa(kappa)
+        _scaled_sum(v, old_lam / self.inner_lam, (kappa - old_kappa) / self.inner_lam,
+                    self.center, self.support)
+        if w is not v:
+            soft_threshold(v, self.l1 / self.inner_lam, out=w)
+        return self.inner_lam
 
     def on_support(self, x: np.ndarray) -> np.ndarray:
         """x's entries on the support (x itself when the points are dense)."""

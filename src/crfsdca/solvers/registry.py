@@ -139,6 +139,13 @@ SDCA_OPTIONS = OptionTable("sdca", [
            "(1 - sqrt q) / (1 + sqrt q) kept; none: all of it without L1, half with c1 > 0, "
            "where the whole overshoots (math.md section 10)", bounds="[0, 1]", nullable=True,
            label="momentum={value}", relevant=lambda o: o["catalyst"] > 0),
+    Option("catalyst_tune", bool, False, "with Catalyst, every third round certifies x_k "
+           "by a primal pass and moves kappa by the share of the inner problem's gap in "
+           "that certificate: up 1.5x above 0.7 (one epoch no longer solves the inner "
+           "problem), down 2/3x after two probes below 0.1 (it is solved past need), never "
+           "below catalyst x lambda (math.md section 10). False: kappa stays where "
+           "catalyst and catalyst_floor put it", label="tuned={value}",
+           relevant=lambda o: o["catalyst"] > 0, crfsuite_default=True),
     Option("batch_size", int, 1, "B: the steps computed against the same weights, the "
            "threads sharing them, then applied in draw order where each still raises the "
            "dual (mini-batch SDCA, math.md section 9): the model depends on the seed and "

@@ -21,6 +21,7 @@ from ..runtime.jit import aligned_empty, aligned_zeros, dot, line_zeros, stream_
 from ..runtime.threads import run_parallel
 from .base import Problem, Solver
 from .catalyst import CatalystLoop, kappa_ratio, momentum_share
+from .catalyst_kappa import KappaRule
 from .compact_store import (
     compact_dirac_start,
     compact_from_exact,
@@ -203,7 +204,7 @@ class SDCA(Solver):
                                        p.feature_mask, E)
             entropies = sequence_entropies(mu_unary, mu_pair, K, p.train.offsets,
                                            aligned_empty(n))
-        self.catalyst = None
+        self.catalyst = self.kappa_rule = None
         spare = None  # an array of the weights' size free for w (its first writes are dear)
         if ratio:
             x0 = soft_threshold(v, p.kappa) if p.l1 else v
@@ -212,6 +213,8 @@ class SDCA(Solver):
                                          o["catalyst_momentum"])
             v = self.catalyst.inner_image(v)
             spare = x0 if p.l1 else None
+            if o["catalyst_tune"]:
+                self.kappa_rule = KappaRule(o["catalyst"] * p.lam)
         kappa = p.l1 / lam  # S_kappa(v) = w, for the inner problem with Catalyst
         w = soft_threshold(v, kappa, out=spare) if p.l1 else v
         self.options = SDCAOptions(
@@ -301,11 +304,24 @@ class SDCA(Solver):
         Until the next step, ``weights()`` is the better of the two, x_k almost always
         (from the first rounds, where the moved w's primal is many times x_k's, to the
         last); the new round starts from the moved w with its gaps, as Catalyst's loop
-        runs without this check, so the iterates are the same."""
-        self._x_left = (self.stop_at is not None
+        runs without this check, so the iterates are the same. With ``catalyst_tune``,
+        every :data:`~.catalyst_kappa.PROBE_EVERY` rounds x_k's pass is made whatever its
+        estimate, and kappa moves by the inner gap's share in it (:mod:`.catalyst_kappa`)
+        before the refresh."""
+        cat, rule = self.catalyst, self.kappa_rule
+        probe = rule is not None and rule.probes(cat.rounds + 1)
+        self._x_left = (not probe and self.stop_at is not None
                         and self.gap_estimate() > X_PASS_WITHIN * self.stop_at)
         x_gap = np.inf if self._x_left else self._primal_gap(self.state.w)
-        self.catalyst.next_round(self.state.v, self.state.w)
+        kappa = cat.kappa
+        if probe:  # the share of the inner problem's gap in x_k's certificate
+            excess = cat.gap_estimate(0.0, self.state.v, self.state.w)
+            kappa = rule.next(max(x_gap - excess, 0.0) / x_gap if x_gap > 0 else 0.0, kappa)
+        cat.next_round(self.state.v, self.state.w)
+        if kappa != cat.kappa:
+            lam = cat.retune(kappa, self.state.v, self.state.w)
+            p = self.problem
+            self.options = self.options._replace(lam_n=lam * p.n, kappa=p.l1 / lam)
         w_gap = self._refreshed_gap()
         self._round_gap = min(x_gap, w_gap)
         self._round_point = "x" if x_gap <= w_gap else "w"
@@ -525,6 +541,8 @@ class SDCA(Solver):
             "null_steps": d[NULL_STEPS] / updates,
         }
         out.update({f"share_{name}": c / total for name, c in zip(PHASES, cyc, strict=True)})
+        if self.catalyst is not None:  # as the last round ran it (catalyst_tune moves it)
+            out["kappa_n"] = self.catalyst.kappa * self.problem.n
         self._last = c
         self._last_step_sum = step_sum
         return out

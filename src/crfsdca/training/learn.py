@@ -220,9 +220,11 @@ def learn(problem: Problem, config: SolverConfig, seed: int = 0,
     if say is not None and options.get("catalyst"):
         floor = options.get("catalyst_floor", 0.0)
         ratio = kappa_ratio(options["catalyst"], floor, problem.lam * problem.n)
+        moves = ("; every third round it moves by the inner gap's share of the certificate "
+                 "(catalyst_tune)") if options.get("catalyst_tune") else ""
         say(f"training {algorithm}: in Catalyst's outer loop, kappa = {ratio:.3g} lambda "
             f"(catalyst={options['catalyst']:g}, catalyst_floor={floor:g}; catalyst=0: "
-            "the paper's SDCA)")
+            f"the paper's SDCA){moves}")
     budget = DEFAULT_EPOCHS if epochs is None else float(epochs)
     if not (budget > 0 and math.isfinite(budget)):
         raise ConfigError(f"max_iterations must be a finite number > 0, got {epochs}")

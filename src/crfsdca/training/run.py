@@ -72,6 +72,8 @@ class Progress:
         r = log_row(row, self.n)
         text = (f"epoch {r['epoch']:7.2f}  loss {r['loss']:.8e}  gap {r['gap']:.3e} "
                 f"(relative {r['relative_gap']:.2e})  {r['seconds']:7.2f}s")
+        if "kappa_n" in r:
+            text += f"  kappa n {r['kappa_n']:.3g}"
         if "dev_accuracy" in r:
             text += f"  dev accuracy {r['dev_accuracy']:.4f}"
         if "dev_f1" in r:
@@ -100,6 +102,8 @@ def log_row(row: dict, n: int) -> dict:
     out = {"epoch": row["epoch"], "seconds": row["seconds"], "loss": n * row["primal"],
            "gap": n * cert if not math.isnan(cert) else math.nan,
            "relative_gap": cert / abs(row["primal"]) if row["primal"] else math.nan}
+    if "kappa_n" in row:  # Catalyst's kappa n where the run is (catalyst_tune moves it)
+        out["kappa_n"] = row["kappa_n"]
     if not math.isnan(row.get("test_error", math.nan)):
         out["dev_accuracy"] = 1.0 - row["test_error"]
     if not math.isnan(row.get("test_f1", math.nan)):

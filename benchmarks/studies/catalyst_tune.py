@@ -1,0 +1,77 @@
+"""Epochs to the default certified gap with Catalyst's kappa moved by the run (issue 56).
+
+Question: Does moving kappa by the share of the inner problem's gap in each probed
+    round's certificate (``catalyst_tune``, :mod:`crfsdca.solvers.catalyst_kappa`) take
+    fewer epochs than the fixed kappa = max(3 lambda, 0.3 / n), in every cell of the
+    practitioner's grid, on the two datasets its band was read on and on a third?
+Date: 2026-12-01
+Commit: (filled by the run: each row's commit)
+Answer: (below, once measured)
+
+Each fit is ``crfsdca.CRF(c1, c2, all_possible_transitions=True)``'s problem and solver
+(SDCA in Catalyst's loop, the compact store, the pipeline, CRFsuite's feature set) on
+one thread with ``catalyst_tune`` off and on. Epochs are those of the first monitor row
+certified at ``--epsilon``; they do not depend on the machine or its load (the seconds
+do: indicative only; the probes' primal passes are in them). ``kappa_n``: where the run
+ended.
+
+Data: sklearn-crfsuite's tutorial features on CoNLL-2002 Dutch ("ner") and Spanish
+("esp"), CRFsuite's chunking features on CoNLL-2000 ("chunk"). The band (0.1-0.7) was
+read on Dutch and CoNLL-2000 at c2 = 0.0026 and 0.01; Spanish was not looked at before.
+
+    cd benchmarks/studies && python catalyst_tune.py --json runs/catalyst_tune.json
+    cd benchmarks/studies && python catalyst_tune.py --datasets esp --c2 0.01 --limit 2000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+from common import head_commit, kept_rows, machine, store_run  # noqa: E402
+from practitioner import load  # noqa: E402
+from small_c2_routes import certified_fit, problem  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--datasets", nargs="+", default=["ner", "chunk", "esp"])
+    ap.add_argument("--c1", nargs="+", type=float, default=[0.0, 0.1])
+    ap.add_argument("--c2", nargs="+", type=float, default=[0.0026, 0.01, 0.1, 1.0])
+    ap.add_argument("--tune", nargs="+", choices=("off", "on"), default=["off", "on"])
+    ap.add_argument("--epsilon", type=float, default=3e-4)
+    ap.add_argument("--budget", type=int, default=150, help="epochs at most")
+    ap.add_argument("--limit", type=int, help="the first LIMIT training sequences")
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--add", action="store_true",
+                    help="keep the rows of --json for the cells not run now")
+    args = ap.parse_args()
+    print(f"# {machine()}; one thread; epsilon {args.epsilon}; "
+          f"{time.strftime('%Y-%m-%d %H:%M')}", flush=True)
+    tunes = [t == "on" for t in args.tune]
+    rows = kept_rows(args.json, args.add, lambda r: (
+        r["dataset"] in args.datasets and r["c1"] in args.c1 and r["c2"] in args.c2
+        and r["tune"] in tunes))
+    for name in args.datasets:
+        X, y, _, _ = load(name, args.limit)
+        for c2 in args.c2:
+            for c1 in args.c1:
+                prob = problem(X, y, c1, c2)
+                for tune in tunes:
+                    row = {"dataset": name, "c1": c1, "c2": c2, "tune": tune,
+                           **certified_fit(prob, args.epsilon, args.budget, catalyst_tune=tune),
+                           "commit": head_commit()}
+                    rows.append(row)
+                    print(json.dumps(row), flush=True)
+                    store_run(args.json, {"machine": machine(), "epsilon": args.epsilon,
+                                          "budget": args.budget, "limit": args.limit,
+                                          "rows": rows})
+
+
+if __name__ == "__main__":
+    main()
