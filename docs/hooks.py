@@ -578,6 +578,36 @@ def floor_table() -> str:
     return "\n".join(lines)
 
 
+def tune_table() -> str:
+    """``benchmarks/studies/catalyst_tune.py``'s stored run: per dataset, c1 and c2, the
+    epochs to the certified relative gap with kappa fixed and moved by the run
+    (``catalyst_tune``), their ratio, and the kappa n the moved run ended at."""
+    run = json.loads((STUDIES / "runs" / "catalyst_tune.json").read_text())
+    rows = run["rows"]
+    lines = ["| data | c1 | c2 | fixed kappa: epochs | moved: epochs | moved / fixed "
+             "| kappa n at the end |", "|---|---|---|---|---|---|---|"]
+    cells = sorted(dict.fromkeys((r["dataset"], r["c1"], r["c2"]) for r in rows),
+                   key=lambda k: (["ner", "chunk", "esp"].index(k[0])
+                                  if k[0] in ("ner", "chunk", "esp") else 3, k[1], k[2]))
+
+    def shown(r):
+        return "" if r is None else f"{r['epochs']:g}" if r["certified"] else \
+            f"> {r['epochs']:g}"
+    for key in cells:
+        cell = {r["tune"]: r for r in rows if (r["dataset"], r["c1"], r["c2"]) == key}
+        off, on = cell.get(False), cell.get(True)
+        ratio = (f"{on['epochs'] / off['epochs']:.2f}" if off and on and off["certified"]
+                 and on["certified"] else "")
+        lines.append(f"| {DATA_NAMES.get(key[0], key[0])} | {key[1]:g} | {key[2]:g} | "
+                     f"{shown(off)} | {shown(on)} | {ratio} | "
+                     f"{'' if on is None else format(on['kappa_n'], 'g')} |")
+    commits = ", ".join(dict.fromkeys(r["commit"] for r in rows))
+    lines += ["", f"Epochs to a certified relative gap of {run['epsilon']:g}, the default "
+              "fit with `catalyst_tune` off (kappa n = max(3 lambda n, 0.3)) and on, one "
+              f"thread, commit {commits}; {run['machine']}."]
+    return "\n".join(lines)
+
+
 def routes_table() -> str:
     """``benchmarks/studies/small_c2_routes.py``'s stored run: per dataset, c1 and c2, the
     oracle passes (and seconds) of each route to the certified relative gap, or the gap it
@@ -861,6 +891,7 @@ def placeholder(name: str) -> str:
                  "minibatch_wall": minibatch_wall_table,
                  "every_core": every_core_table, "small_c2_routes": routes_table,
                  "catalyst_momentum": momentum_table, "catalyst_floor": floor_table,
+                 "catalyst_tune": tune_table,
                  "pipeline": pipeline_table,
                  "every_core_small_c2": lambda: every_core_table("every_core_small_c2"),
                  "catalyst_contraction": contraction_table,

@@ -540,3 +540,25 @@ def test_ctrl_c_stops_a_scikit_learn_search_over_crf(corpus, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         GridSearchCV(CRF(), {"c2": [0.1, 1.0]}, cv=2, n_jobs=1).fit(X, y)
     assert calls["n"] == 3
+
+
+@pytest.mark.parametrize("given_tune", [None, True])
+def test_the_paths_run_sequential_sdca_with_kappa_fixed_unless_given(corpus, monkeypatch,
+                                                                     given_tune):
+    """The paths' fits take pipeline=False and catalyst_tune=False where the user left
+    them alone (their warm-started points run a few rounds each); a given value runs."""
+    seen = []
+    real = cv_module.PathRun
+
+    def spy(config, *args, **kwargs):
+        seen.append(dict(config.options))
+        return real(config, *args, **kwargs)
+
+    monkeypatch.setattr(cv_module, "PathRun", spy)
+    X, y = corpus
+    params = {} if given_tune is None else {"catalyst_tune": given_tune}
+    search = CRFCV(c1s=[0.0], c2s=[0.1], cv=2, max_iterations=5, **params).fit(X, y)
+    assert seen and all(o["pipeline"] is False for o in seen)
+    assert all(o["catalyst_tune"] is bool(given_tune) for o in seen)
+    refit = search.best_estimator_.model_.options["solver"]  # the estimator's defaults
+    assert refit["catalyst_tune"] is True and refit["pipeline"] is True
