@@ -38,7 +38,7 @@ def small(x: float) -> str:
 def _fit(b: dict) -> str:
     e = b["extra_info"]
     return (f"{seconds(b['stats']['median'])}, F1 {e['f1']:.3f}, certified relative gap "
-            f"{small(e['relative_gap'])}, {e['epochs']:g} epochs")
+            f"{small(e['relative_gap'])}, {round(e['epochs'], 1):g} epochs")
 
 
 def _fit_reference(b: dict) -> str:
