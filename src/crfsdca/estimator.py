@@ -1121,7 +1121,7 @@ def training_data(X, y, sample_weight, groups=None) -> tuple:
     """(the kept sequences' positions, ``X``, ``y``, ``sample_weight``, ``groups``) as
     ``CRF.fit`` and ``CRFCV.fit`` train on them: lists, checked (as many label sequences,
     weights and groups as sequences, at least one), without the empty sequences
-    (:func:`without_empty`)."""
+    (``without_empty``)."""
     X, y = _as_list(X, "X"), _as_list(y, "y")
     if len(X) != len(y):
         raise ValueError(f"X has {len(X)} sequences but y has {len(y)}")
