@@ -33,52 +33,22 @@ chunking features on CoNLL-2000 ("chunk").
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import time
-from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from common import head_commit, kept_rows, machine, store_run  # noqa: E402
-from practitioner import load  # noqa: E402
-from small_c2_routes import certified_fit, problem  # noqa: E402
+from common import head_commit  # noqa: E402
+from small_c2_routes import cell_arguments, certified_fit, run_cells  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--datasets", nargs="+", default=["ner", "chunk"])
-    ap.add_argument("--c1", nargs="+", type=float, default=[0.0, 0.1])
-    ap.add_argument("--c2", nargs="+", type=float, default=[0.0026, 0.01])
+    ap = cell_arguments(__doc__.split("\n\n")[0], [0.0026, 0.01], 150, "floor")
     ap.add_argument("--floors", nargs="+", type=float,
                     default=[0.05, 0.1, 0.2, 0.3, 0.4, 0.6])
-    ap.add_argument("--epsilon", type=float, default=3e-4)
-    ap.add_argument("--budget", type=int, default=150, help="epochs at most")
-    ap.add_argument("--limit", type=int, help="the first LIMIT training sequences")
-    ap.add_argument("--json", type=Path)
-    ap.add_argument("--add", action="store_true",
-                    help="keep the rows of --json for the cells not run now")
     args = ap.parse_args()
-    print(f"# {machine()}; one thread; epsilon {args.epsilon}; "
-          f"{time.strftime('%Y-%m-%d %H:%M')}", flush=True)
-    rows = kept_rows(args.json, args.add, lambda r: (
-        r["dataset"] in args.datasets and r["c1"] in args.c1 and r["c2"] in args.c2
-        and r["floor"] in args.floors))
-    for name in args.datasets:
-        X, y, _, _ = load(name, args.limit)
-        for c2 in args.c2:
-            for c1 in args.c1:
-                prob = problem(X, y, c1, c2)
-                for floor in args.floors:
-                    row = {"dataset": name, "c1": c1, "c2": c2, "floor": floor,
-                           **certified_fit(prob, args.epsilon, args.budget, catalyst_floor=floor),
-                           "commit": head_commit()}
-                    rows.append(row)
-                    print(json.dumps(row), flush=True)
-                    store_run(args.json, {"machine": machine(), "epsilon": args.epsilon,
-                                          "budget": args.budget, "limit": args.limit,
-                                          "rows": rows})
+    run_cells(args, "floor", args.floors, lambda prob, floor: {
+        **certified_fit(prob, args.epsilon, args.budget, catalyst_floor=floor),
+        "commit": head_commit()})
 
 
 if __name__ == "__main__":

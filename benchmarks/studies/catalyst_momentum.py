@@ -38,54 +38,23 @@ chunking features on CoNLL-2000 ("chunk").
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import time
-from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from common import kept_rows, machine, store_run  # noqa: E402
-from practitioner import load  # noqa: E402
-from small_c2_routes import certified_fit, problem  # noqa: E402
+from small_c2_routes import cell_arguments, certified_fit, run_cells  # noqa: E402
 
 SHARES = {"lambda": 1.0, "half": 0.5, "none": 0.0}
 """The momentum of each column: ``catalyst_momentum``'s value."""
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--datasets", nargs="+", default=["ner", "chunk"])
-    ap.add_argument("--c1", nargs="+", type=float, default=[0.0, 0.1])
-    ap.add_argument("--c2", nargs="+", type=float, default=[0.0026, 0.01, 0.1, 1.0])
+    ap = cell_arguments(__doc__.split("\n\n")[0], [0.0026, 0.01, 0.1, 1.0], 200,
+                        "momentum")
     ap.add_argument("--momenta", nargs="+", choices=SHARES, default=list(SHARES))
-    ap.add_argument("--epsilon", type=float, default=3e-4)
-    ap.add_argument("--budget", type=int, default=200, help="epochs at most")
-    ap.add_argument("--limit", type=int, help="the first LIMIT training sequences")
-    ap.add_argument("--json", type=Path)
-    ap.add_argument("--add", action="store_true",
-                    help="keep the rows of --json for the cells not run now")
     args = ap.parse_args()
-    print(f"# {machine()}; one thread; epsilon {args.epsilon}; "
-          f"{time.strftime('%Y-%m-%d %H:%M')}", flush=True)
-    rows = kept_rows(args.json, args.add, lambda r: (
-        r["dataset"] in args.datasets and r["c1"] in args.c1 and r["c2"] in args.c2
-        and r["momentum"] in args.momenta))
-    for name in args.datasets:
-        X, y, _, _ = load(name, args.limit)
-        for c2 in args.c2:
-            for c1 in args.c1:
-                prob = problem(X, y, c1, c2)
-                for m in args.momenta:
-                    row = {"dataset": name, "c1": c1, "c2": c2, "momentum": m,
-                           **certified_fit(prob, args.epsilon, args.budget,
-                                            catalyst_momentum=SHARES[m])}
-                    rows.append(row)
-                    print(json.dumps(row), flush=True)
-                    store_run(args.json, {"machine": machine(), "epsilon": args.epsilon,
-                                          "budget": args.budget, "limit": args.limit,
-                                          "rows": rows})
+    run_cells(args, "momentum", args.momenta, lambda prob, m: certified_fit(
+        prob, args.epsilon, args.budget, catalyst_momentum=SHARES[m]))
 
 
 if __name__ == "__main__":

@@ -29,52 +29,22 @@ read on Dutch and CoNLL-2000 at c2 = 0.0026 and 0.01; Spanish was not looked at 
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import time
-from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from common import head_commit, kept_rows, machine, store_run  # noqa: E402
-from practitioner import load  # noqa: E402
-from small_c2_routes import certified_fit, problem  # noqa: E402
+from common import head_commit  # noqa: E402
+from small_c2_routes import cell_arguments, certified_fit, run_cells  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--datasets", nargs="+", default=["ner", "chunk", "esp"])
-    ap.add_argument("--c1", nargs="+", type=float, default=[0.0, 0.1])
-    ap.add_argument("--c2", nargs="+", type=float, default=[0.0026, 0.01, 0.1, 1.0])
+    ap = cell_arguments(__doc__.split("\n\n")[0], [0.0026, 0.01, 0.1, 1.0], 150, "tune")
+    ap.set_defaults(datasets=["ner", "chunk", "esp"])
     ap.add_argument("--tune", nargs="+", choices=("off", "on"), default=["off", "on"])
-    ap.add_argument("--epsilon", type=float, default=3e-4)
-    ap.add_argument("--budget", type=int, default=150, help="epochs at most")
-    ap.add_argument("--limit", type=int, help="the first LIMIT training sequences")
-    ap.add_argument("--json", type=Path)
-    ap.add_argument("--add", action="store_true",
-                    help="keep the rows of --json for the cells not run now")
     args = ap.parse_args()
-    print(f"# {machine()}; one thread; epsilon {args.epsilon}; "
-          f"{time.strftime('%Y-%m-%d %H:%M')}", flush=True)
-    tunes = [t == "on" for t in args.tune]
-    rows = kept_rows(args.json, args.add, lambda r: (
-        r["dataset"] in args.datasets and r["c1"] in args.c1 and r["c2"] in args.c2
-        and r["tune"] in tunes))
-    for name in args.datasets:
-        X, y, _, _ = load(name, args.limit)
-        for c2 in args.c2:
-            for c1 in args.c1:
-                prob = problem(X, y, c1, c2)
-                for tune in tunes:
-                    row = {"dataset": name, "c1": c1, "c2": c2, "tune": tune,
-                           **certified_fit(prob, args.epsilon, args.budget, catalyst_tune=tune),
-                           "commit": head_commit()}
-                    rows.append(row)
-                    print(json.dumps(row), flush=True)
-                    store_run(args.json, {"machine": machine(), "epsilon": args.epsilon,
-                                          "budget": args.budget, "limit": args.limit,
-                                          "rows": rows})
+    run_cells(args, "tune", [t == "on" for t in args.tune], lambda prob, tune: {
+        **certified_fit(prob, args.epsilon, args.budget, catalyst_tune=tune),
+        "commit": head_commit()})
 
 
 if __name__ == "__main__":

@@ -113,6 +113,48 @@ def certified_fit(prob, epsilon: float, budget: int, **options) -> dict:
             "kappa_n": None if loop is None else float(f"{loop.kappa * prob.n:.4g}")}
 
 
+def cell_arguments(description: str, c2s: list[float], budget: int,
+                   column: str) -> argparse.ArgumentParser:
+    """The options of a study over (dataset, c1, c2) cells that fits each cell once per
+    value of one setting (``catalyst_floor.py``, ``catalyst_momentum.py``,
+    ``catalyst_tune.py``): the study adds that setting's own option."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--datasets", nargs="+", default=["ner", "chunk"])
+    ap.add_argument("--c1", nargs="+", type=float, default=[0.0, 0.1])
+    ap.add_argument("--c2", nargs="+", type=float, default=c2s)
+    ap.add_argument("--epsilon", type=float, default=3e-4)
+    ap.add_argument("--budget", type=int, default=budget, help="epochs at most")
+    ap.add_argument("--limit", type=int, help="the first LIMIT training sequences")
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--add", action="store_true",
+                    help=f"keep the rows of --json for the cells and {column}s not run now")
+    return ap
+
+
+def run_cells(args, column: str, values: list, fit) -> None:
+    """For each dataset, c2, c1 and value of the setting ``column``, the row {dataset, c1,
+    c2, column: value, **fit(problem, value)}, printed and stored (``--json``) after
+    each, so that a run stopped keeps what it measured (``args``: :func:`cell_arguments`'s)."""
+    print(f"# {machine()}; one thread; epsilon {args.epsilon}; "
+          f"{time.strftime('%Y-%m-%d %H:%M')}", flush=True)
+    rows = kept_rows(args.json, args.add, lambda r: (
+        r["dataset"] in args.datasets and r["c1"] in args.c1 and r["c2"] in args.c2
+        and r[column] in values))
+    for name in args.datasets:
+        X, y, _, _ = load(name, args.limit)
+        for c2 in args.c2:
+            for c1 in args.c1:
+                prob = problem(X, y, c1, c2)
+                for value in values:
+                    row = {"dataset": name, "c1": c1, "c2": c2, column: value,
+                           **fit(prob, value)}
+                    rows.append(row)
+                    print(json.dumps(row), flush=True)
+                    store_run(args.json, {"machine": machine(), "epsilon": args.epsilon,
+                                          "budget": args.budget, "limit": args.limit,
+                                          "rows": rows})
+
+
 def marginals_of(prob, w):
     """The dual point of w's own marginals nu_i(w), in SDCA's store layout."""
     import numpy as np

@@ -32,9 +32,9 @@ KAPPA_DOWN = 2.0 / 3.0
 
 
 class KappaRule:
-    """Where the run probes and where kappa goes: ``kappa = rule.next(round, share,
-    kappa)`` after each probe; kappa never goes below ``least`` (the ratio's kappa,
-    ``catalyst`` x lambda)."""
+    """Where the run probes and where kappa goes: ``kappa = rule.next(share, kappa)``
+    after each probe; kappa never goes below ``least`` (the ratio's kappa, ``catalyst``
+    x lambda)."""
 
     def __init__(self, least: float):
         self.least = least

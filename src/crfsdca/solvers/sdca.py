@@ -541,7 +541,7 @@ class SDCA(Solver):
             "null_steps": d[NULL_STEPS] / updates,
         }
         out.update({f"share_{name}": c / total for name, c in zip(PHASES, cyc, strict=True)})
-        if self.catalyst is not None:  # as the last round ran it (catalyst_tune moves it)
+        if self.catalyst is not None:  # where the run is (catalyst_tune moves it)
             out["kappa_n"] = self.catalyst.kappa * self.problem.n
         self._last = c
         self._last_step_sum = step_sum
