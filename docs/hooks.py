@@ -431,17 +431,29 @@ def templates_speed_table() -> str:
     return "\n".join(lines)
 
 
-def minibatch_wall_table() -> str:
-    """``benchmarks/studies/minibatch_wall.py``'s stored run: seconds per SDCA epoch for
-    each batch size and thread count."""
-    run = json.loads((STUDIES / "runs" / "minibatch_wall.json").read_text())
+def minibatch_wall_table(name: str = "minibatch_wall") -> str:
+    """``benchmarks/studies/minibatch_wall.py``'s stored run ``runs/<name>.json``: seconds
+    per SDCA epoch for each batch size and thread count, and for each batch size run on
+    one and on two threads, the ratio of the two in each round (alternated)."""
+    run = json.loads((STUDIES / "runs" / f"{name}.json").read_text())
     lines = ["| batch size x threads | seconds an epoch (median) | speed-up over 1 x 1 | "
              "rounds |", "|---|---|---|---|"]
+    rounds = {}
     for r in run["rows"]:
+        rounds[r["B x threads"]] = r["rounds"]
         lines.append(f"| {r['B x threads']} | {r['median s']:.3f} | {r['vs 1x1']:.2f}x | "
                      + ", ".join(f"{x:.3f}" for x in r["rounds"]) + " |")
-    lines += ["", f"Dutch with the tutorial's features, c2 = {run['c2']:g}, c1 = 0, one "
-              f"solver per row, epochs alternated; {run['machine']}."]
+    data = {"ner": "Dutch with the tutorial's features",
+            "chunk": "CoNLL-2000 with CRFsuite's features"}[run.get("dataset", "ner")]
+    lines += ["", f"{data}, c2 = {run['c2']:g}, c1 = 0, one solver per row, epochs "
+              f"alternated; {run['machine']}."]
+    for spec, one in rounds.items():
+        two = rounds.get(spec.replace("x1", "x2")) if spec.endswith("x1") else None
+        if two:
+            ratios = sorted(a / b for a, b in zip(one, two, strict=True))
+            lines[-1] += (f" Batch {spec[:-2]}, two threads over one in each round: median "
+                          f"{statistics.median(ratios):.2f}x ({ratios[0]:.2f}-"
+                          f"{ratios[-1]:.2f}x).")
     return "\n".join(lines)
 
 
@@ -889,6 +901,7 @@ def placeholder(name: str) -> str:
                  "templates_speed": templates_speed_table,
                  "minibatch": lambda: epochs_table("minibatch.json", "B", "mini-batch SDCA"),
                  "minibatch_wall": minibatch_wall_table,
+                 "minibatch_wall_chunk": lambda: minibatch_wall_table("minibatch_wall_chunk"),
                  "every_core": every_core_table, "small_c2_routes": routes_table,
                  "catalyst_momentum": momentum_table, "catalyst_floor": floor_table,
                  "catalyst_tune": tune_table,
