@@ -3,25 +3,27 @@
 Question: How much sooner than sklearn-crfsuite's tutorial call is `crfsdca.CRF`'s
     default fit on this machine's cores and on one, with pipelined SDCA (the default) and
     with sequential SDCA (`pipeline=False`, the default before)?
-Date: 2026-11-30; CoNLL-2000 again on 2026-12-01
+Date: 2026-11-30; runs/every_core.json again on 2026-12-01
 Commit: e779448, the compact store the default, Catalyst's points on the feature set; the
     cells CoNLL-2000 c1 = c2 = 0.1 and Dutch c1 = 0.1, c2 = 1 and the c2 = 0.01, c1 = 0
     rows (runs/every_core_small_c2.json) at 65fb09f, where Catalyst keeps half its
     momentum with an L1 term; the c2 = 0.01, c1 = 0.1 rows at 04fdc18 (the elastic net's
-    rebased moves from one read-only pass); the CoNLL-2000 rows of runs/every_core.json
-    again at d5949bb (kappa moved by the run)
+    rebased moves from one read-only pass); every row of runs/every_core.json again with
+    the package at d5949bb (kappa moved by the run; Dutch run at 03f3fc4, the same code)
 Answer: 2 cores, medians of 3 alternated fits, at (c1, c2) = (0, 0.1) / (0, 1) / (0.1, 0.1)
     / (0.1, 1). CoNLL-2000 at d5949bb: the default (pipelined) fit 4.70x / 7.17x / 3.97x /
     6.34x sklearn-crfsuite's tutorial call, sequential SDCA on the same two threads 3.83x /
     6.17x / 3.60x / 4.99x; one thread 3.29x / 4.81x / 2.83x / 4.37x; lbfgs 2.94x / 2.51x /
     3.23x / 2.74x (at e779448-65fb09f: 4.44x / 7.10x / 3.49x / 5.60x, sequential 3.64x /
     6.85x / 2.89x / 5.31x, one thread 3.13x / 5.96x / 2.31x / 4.55x, lbfgs 2.88x / 3.08x /
-    2.41x / 2.85x). Dutch: 5.74x / 8.54x / 4.91x / 7.20x (sequential 4.82x / 8.14x / 4.45x /
-    6.38x), one thread 4.03x / 6.63x / 3.46x / 5.29x, lbfgs 3.32x / 3.44x / 3.67x / 3.30x.
+    2.41x / 2.85x). Dutch at d5949bb: 5.09x / 8.17x / 4.34x / 6.95x (sequential 5.64x /
+    7.78x / 4.46x / 6.19x), one thread 3.83x / 6.00x / 3.44x / 5.22x, lbfgs 3.43x / 3.01x /
+    3.14x / 3.58x (before: 5.74x / 8.54x / 4.91x / 7.20x, sequential 4.82x / 8.14x / 4.45x /
+    6.38x, one thread 4.03x / 6.63x / 3.46x / 5.29x, lbfgs 3.32x / 3.44x / 3.67x / 3.30x).
     Issue 55's 3x is met in every cell (CoNLL-2000 at c1 = c2 = 0.1: 2.86x at e779448 in 21
     epochs, 3.49x at 65fb09f in 20; Dutch at c1 = 0.1, c2 = 1 went from 8.02x to 7.20x, 6.5
     epochs to 7.1). The objective lower than sklearn-crfsuite's in every cell, test F1 from
-    -0.21 to +1.8 points. At c2 = 0.01 (c1 = 0 at 65fb09f on a day the machine ran about
+    -0.21 to +1.87 points. At c2 = 0.01 (c1 = 0 at 65fb09f on a day the machine ran about
     1.3x slower / c1 = 0.1 at 04fdc18): Dutch 3.39x / 3.45x on both cores, 2.19x / 2.31x on
     one; CoNLL-2000 3.09x / 2.24x and 2.36x / 1.48x (at 65fb09f with c1 = 0.1: Dutch 2.98x,
     2.10x; CoNLL-2000 2.03x, 1.42x; at e779448: Dutch 3.31x / 2.71x, 2.40x / 1.83x;
@@ -52,6 +54,7 @@ speed-ups over ``sk-100``'s median, the objective in CRFsuite's scale and test F
 
     python benchmarks/studies/every_core.py --json runs/every_core.json
     python benchmarks/studies/every_core.py --datasets chunk --json runs/every_core.json --add
+    python benchmarks/studies/every_core.py --datasets ner --json runs/every_core.json --add
     python benchmarks/studies/every_core.py --datasets ner --c1 0.1 --c2 0.1 --limit 1000 --rounds 1
 """
 
