@@ -443,10 +443,8 @@ def minibatch_wall_table(name: str = "minibatch_wall") -> str:
         rounds[r["B x threads"]] = r["rounds"]
         lines.append(f"| {r['B x threads']} | {r['median s']:.3f} | {r['vs 1x1']:.2f}x | "
                      + ", ".join(f"{x:.3f}" for x in r["rounds"]) + " |")
-    data = {"ner": "Dutch with the tutorial's features",
-            "chunk": "CoNLL-2000 with CRFsuite's features"}[run.get("dataset", "ner")]
-    lines += ["", f"{data}, c2 = {run['c2']:g}, c1 = 0, one solver per row, epochs "
-              f"alternated; {run['machine']}."]
+    lines += ["", f"{DATA_NAMES[run.get('dataset', 'ner')]}, c2 = {run['c2']:g}, c1 = 0, "
+              f"one solver per row, epochs alternated; {run['machine']}."]
     for spec, one in rounds.items():
         two = rounds.get(spec.replace("x1", "x2")) if spec.endswith("x1") else None
         if two:
