@@ -365,19 +365,31 @@ def pair_weights(values: list) -> list[float]:
 def _name_ids(names: list[str], ids: dict[str, int], grow: bool) -> np.ndarray | None:
     """The ids of ``names`` (-1 for an unknown name unless ``grow``, which gives each new
     name the next id in order); None, adding none, if a new name could not be written to
-    a model file (the item-by-item path reports it)."""
-    names = c_strings(names)
+    a model file (the item-by-item path reports it).
+
+    The names are looked up as they are, and only those the lookup did not find (or
+    added) are searched for a NUL, the rare name that must be read as its C string
+    (:func:`c_strings`): ``ids`` holds C strings alone, so a name found there has none.
+    Joining every name to search them all took 0.23 s of CoNLL-2000's 3.8 million."""
     if not grow:
-        return np.fromiter(map(ids.get, names, repeat(-1, len(names))), dtype=np.int64,
-                           count=len(names))
+        found = np.fromiter(map(ids.get, names, repeat(-1, len(names))), dtype=np.int64,
+                            count=len(names))
+        missing = np.flatnonzero(found < 0)
+        if len(missing) and "\0" in "".join(names[j] for j in missing):
+            found[missing] = [ids.get(name, -1) for name in c_strings([names[j]
+                                                                      for j in missing])]
+        return found
     before = len(ids)  # a new name gets len(ids) just before it is added
     found = np.fromiter(map(ids.setdefault, names, map(len, repeat(ids, len(names)))),
                         dtype=np.int64, count=len(names))
     fresh = list(islice(ids, before, None))
-    if not _utf8("".join(fresh)):
+    text = "".join(fresh)
+    if "\0" in text or not _utf8(text):
         for name in fresh:  # as they were
             del ids[name]
-        return None
+        if "\0" not in text:
+            return None
+        return _name_ids(c_strings(names), ids, grow)  # found and added as C strings
     return found
 
 
