@@ -350,7 +350,7 @@ class CRF(Params):
                  store_window=None,
                  window_spill=None, init_c=None, catalyst=None,
                  catalyst_floor=None, catalyst_momentum=None, catalyst_tune=None,
-                 batch_size=None, pipeline=None,
+                 batch_size=None, pipeline=None, l1_line_search=None,
                  sag_lipschitz_init=None,
                  sag_decrease=None,
                  sag_decrease_guarded=None, sag_first_visit=None, sag_step_rule=None,
@@ -411,6 +411,7 @@ class CRF(Params):
         self.catalyst_tune = catalyst_tune
         self.batch_size = batch_size
         self.pipeline = pipeline
+        self.l1_line_search = l1_line_search
         self.sag_lipschitz_init = sag_lipschitz_init
         self.sag_decrease = sag_decrease
         self.sag_decrease_guarded = sag_decrease_guarded

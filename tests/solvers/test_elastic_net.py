@@ -28,11 +28,14 @@ from crfsdca.solvers.registry import SOLVERS, make_solver
 
 @pytest.mark.parametrize("masked", [False, True])
 @pytest.mark.parametrize("line_search", ["newton", "golden"])
-def test_sdca_reaches_the_elastic_net_optimum_with_its_support(masked, line_search):
+@pytest.mark.parametrize("l1_line_search", ["exact", "bound"])
+def test_sdca_reaches_the_elastic_net_optimum_with_its_support(masked, line_search,
+                                                               l1_line_search):
     p = l1_problem(masked=masked)
     w_star, p_star = split_lbfgs_optimum(p)
     assert (w_star == 0).sum() > 0.1 * p.dim  # the L1 term makes a sparse optimum
-    s = make_solver("sdca", p, seed=0, line_search=line_search, subprecision=1e-8)
+    s = make_solver("sdca", p, seed=0, line_search=line_search, subprecision=1e-8,
+                    l1_line_search=l1_line_search)
     for _ in range(100):
         s.run(5 * p.n)
         value = primal(s.weights(), p.train, p.n_attributes, p.n_labels, p.lam, p.l1)
@@ -47,11 +50,16 @@ def test_sdca_reaches_the_elastic_net_optimum_with_its_support(masked, line_sear
     np.testing.assert_allclose(w, w_star, atol=1e-5)
 
 
-def test_the_gap_is_the_mean_block_gap_and_the_dual_never_decreases():
+@pytest.mark.parametrize("how", [{}, {"l1_line_search": "bound"},
+                                 {"l1_line_search": "bound", "pipeline": True},
+                                 {"l1_line_search": "bound", "batch_size": 3}])
+def test_the_gap_is_the_mean_block_gap_and_the_dual_never_decreases(how):
     """P(S(v(mu))) - D(mu) = mean_i D~(mu_i || nu_i(w)) with the L1 term, D recomputed in
-    full from the store after every step, and D non-decreasing along the run."""
+    full from the store after every step, and D non-decreasing along the run: with the
+    exact split and with the smoothness bound (which the steps maximize instead of the
+    dual, a lower bound of it), one step at a time, pipelined and in batches."""
     p = l1_problem(masked=True)
-    s = make_solver("sdca", p, seed=3, sampler="uniform")
+    s = make_solver("sdca", p, seed=3, sampler="uniform", **how)
     prev = -np.inf
     for _ in range(4 * p.n):
         s.run(1)
@@ -96,6 +104,24 @@ def test_the_line_search_maximizes_the_recomputed_dual_along_the_block():
         s.run(1)
         assert s.state.sums[0] - before == pytest.approx(best.x, abs=1e-6)
         assert s.dual() == pytest.approx(-best.fun, abs=1e-12)
+
+
+@pytest.mark.parametrize("how", [{"pipeline": True}, {"batch_size": 4}, {}])
+def test_the_bound_reaches_the_elastic_net_optimum(how):
+    """``l1_line_search='bound'`` converges to the elastic net's optimum pipelined, in
+    batches and one step at a time, every step certified."""
+    p = l1_problem(masked=True)
+    w_star, p_star = split_lbfgs_optimum(p)
+    s = make_solver("sdca", p, seed=2, subprecision=1e-8, l1_line_search="bound", **how)
+    for _ in range(200):
+        s.run(5 * p.n)
+        value = primal(s.weights(), p.train, p.n_attributes, p.n_labels, p.lam, p.l1)
+        assert value - s.dual() >= -1e-12
+        if value - s.dual() < 1e-11:
+            break
+    assert value - s.dual() < 1e-10
+    assert value == pytest.approx(p_star, abs=1e-9)
+    np.testing.assert_allclose(s.weights(), w_star, atol=1e-5)
 
 
 def test_a_vanishing_l1_term_gives_the_ridge_trajectory():

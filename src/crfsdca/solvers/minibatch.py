@@ -60,6 +60,7 @@ from .sdca_kernel import (
     _oracle,
     _stride,
     _update,
+    l1_split_search,
     pair_start,
     refuses_losses,
 )
@@ -186,7 +187,7 @@ def _compute(q, w, n_attr, K, idx, st, buf, opt, members, batch):
     start = idx.offsets[i]
     T = idx.offsets[i + 1] - start
     u0, p0 = start * K, (start - i) * K * K
-    logz = _oracle(w, n_attr, K, idx, st, buf, i, u0, p0, T, opt.kappa != 0.0)
+    logz = _oracle(w, n_attr, K, idx, st, buf, i, u0, p0, T, l1_split_search(opt))
     gap = _gap(st, buf, i, u0, p0, T, K, logz, _stride(idx, K))
     blk = _direction(w, n_attr, K, idx, i, u0, p0, T, st, buf, buf.ws.unary, buf.ws.pair,
                      False, opt, lam_n)
@@ -219,7 +220,8 @@ def _rebased(w, n_attr, K, idx, st, buf, opt, i, vv, gamma):
     start = idx.offsets[i]
     lam_n = opt.lam_n / sequence_weight(idx, i)
     wv, q = 0.0, np.nan
-    if opt.kappa == 0.0:
+    split = l1_split_search(opt)
+    if not split:  # <w, u> (with the elastic net's bound, w = S(v))
         ua0 = idx.uniq_ptr[i]
         for r in range(idx.uniq_ptr[i + 1] - ua0):
             base = idx.uniq_attr[ua0 + r] * K
@@ -237,8 +239,8 @@ def _rebased(w, n_attr, K, idx, st, buf, opt, i, vv, gamma):
         q = l1_change(st.v, idx, i, K, n_attr, opt.kappa, gamma, buf.v_emission,
                       buf.v_bias, buf.v_trans)
     return Block(i, start * K, pair_start(start, i, K, opt.compact),
-                 idx.offsets[i + 1] - start, K, n_attr, lam_n, wv, vv, opt.kappa, 0.0, 0.0,
-                 0), q
+                 idx.offsets[i + 1] - start, K, n_attr, lam_n, wv, vv,
+                 opt.kappa if split else 0.0, 0.0, 0.0, 0), q
 
 
 @njit(inline="always", **NJIT)

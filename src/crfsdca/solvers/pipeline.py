@@ -57,6 +57,7 @@ from .sdca_kernel import (
     _read_potentials,
     _stride,
     _update,
+    l1_split_search,
     pair_rows,
     pair_start,
     store_line_search,
@@ -124,10 +125,11 @@ def _read(k, w, n_attr, K, idx, st, buf, opt, members, flow):
     p0 = pair_start(start, i, K, opt.compact)
     prefetch_range(st.mu_pair, p0, p0 + pair_rows(T, opt.compact) * K * K)
     prefetch_range(st.mu_unary, start * K, (start + T) * K)
-    if opt.kappa != 0.0:  # gathered after the scores, which read w's rows
+    split = l1_split_search(opt)
+    if split:  # gathered after the scores, which read w's rows
         _prefetch_rows(st.v, idx, i, K)
     unary_scores(w, n_attr, K, idx, i, buf.ws.scores)
-    if opt.kappa != 0.0:
+    if split:
         ua0 = idx.uniq_ptr[i]
         for r in range(idx.uniq_ptr[i + 1] - ua0):
             base = idx.uniq_attr[ua0 + r] * K
@@ -226,12 +228,14 @@ def _compute(k, w, n_attr, K, idx, st, own, buf, opt, members, flow, tmax):
         ne = idx.edge_uniq_ptr[i + 1] - idx.edge_uniq_ptr[i]
         vv += _squares(buf.v_rows, ne * K * K)
     a0, b0, n_cross = 0.0, 0.0, 0
-    if opt.kappa == 0.0:
-        wv = _old_products(K, idx, i, T, buf, stride, scale)
-    else:  # the split on the rows of v that R gathered
+    split = l1_split_search(opt)
+    if split:  # the split on the rows of v that R gathered
         a0, b0, wv, n_cross = _gathered_split(buf, flow.v_small[slot], nu * K, K, opt.kappa,
                                               max(1.0, opt.fixed_step))
-    blk = Block(i, u0, p0, T, K, n_attr, lam_n, wv, vv, opt.kappa, a0, b0, n_cross)
+    else:  # <w, u> (with the elastic net's bound, w = S(v) as R read it)
+        wv = _old_products(K, idx, i, T, buf, stride, scale)
+    blk = Block(i, u0, p0, T, K, n_attr, lam_n, wv, vv, opt.kappa if split else 0.0, a0, b0,
+                n_cross)
     gamma, evals, h_ls = store_line_search(blk, st, idx, buf, d_unary, d_pair, gap,
                                            st.entropies[i], h_nu, opt)
     own.counters[LS_EVALS] += evals

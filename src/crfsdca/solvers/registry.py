@@ -152,6 +152,14 @@ SDCA_OPTIONS = OptionTable("sdca", [
            "B, never on the threads. 1: sequential SDCA, the paper's (what it costs and "
            "gains: docs/benchmarks.md 'Mini-batch SDCA')",
            bounds="[1, inf)", label="B={value}"),
+    Option("l1_line_search", str, "exact", "with an L1 term (the elastic net), what a step's "
+           "line search maximizes: exact: the dual along the step, its L1 part split into a "
+           "fixed quadratic and the entries that cross a threshold (a pass over the rows of "
+           "v a step touches); bound: the dual's lower bound in which the L1 part is "
+           "replaced by the quadratic its 1-smoothness gives, as without an L1 term (no "
+           "pass; every step still raises the dual: math.md section 8)",
+           choices=("exact", "bound"), label="l1_line_search={value}",
+           crfsuite_default="bound"),
     Option("pipeline", bool, False, "with batch_size 1, compute each step (oracle, gap, "
            "direction, line search) against the weights of before the previous step's "
            "move, then rebase its move on the weights as they are, taken where it still "

@@ -222,7 +222,7 @@ class SDCA(Solver):
             tol=self.subprecision, fixed_step=self.step_size if self.step_size is not None
             else 1.0, exact_store=o["store_dtype"] == "float64",
             midpoint=o["line_search_start"] == "midpoint", mask=p.mask, kappa=kappa,
-            compact=self.compact)
+            compact=self.compact, l1_bound=o["l1_line_search"] == "bound")
         self.state = SDCAState(w, v, mu_unary, mu_pair, entropies, line_zeros(3),
                                line_zeros(N_COUNTERS, np.int64), line_zeros(1))
         lipschitz = None if p.radii is None else lam + weighted_radii(p) / n

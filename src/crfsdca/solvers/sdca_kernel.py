@@ -121,6 +121,17 @@ class SDCAOptions(NamedTuple):
     mask: np.ndarray  # the feature mask (uint8 per weight), empty: every weight
     kappa: float  # l1 / lam: the L1 threshold of the elastic net (0: ridge only)
     compact: bool  # the compact store (:mod:`.compact_store`): pair sums, entropy bounds
+    l1_bound: bool  # elastic net: the line search on the smoothness bound (l1_line_search)
+
+
+@njit(inline="always", **NJIT)
+def l1_split_search(opt):
+    """Whether a step's line search takes the elastic net's L1 part exactly
+    (:func:`~.sdca_linesearch.l1_split`); with ``l1_bound`` (and without an L1 term) its
+    quadratic is 1/2 ||w + gamma u||^2, from <w, u> and ||u||^2: with an L1 term an upper
+    bound of g*(v + gamma u), g* being 1-smooth, so the step found raises the dual at
+    least as much as the search's objective says (``math.md`` section 8)."""
+    return opt.kappa != 0.0 and not opt.l1_bound
 
 
 @njit(inline="always", **NJIT)
@@ -447,10 +458,11 @@ def _move_l1(v, w, u, gamma, kappa):
 
 
 @njit(**NJIT)
-def _apply_primal_l1(st, idx, buf, blk, gamma):
+def _apply_primal_l1(st, idx, buf, blk, gamma, kappa):
     """v += gamma u and w = S_kappa(v) on the support of u (the change of ||w||^2 is
-    2 (Q(gamma) - Q(0)), known from the line search's split)."""
-    K, kappa = blk.K, blk.kappa
+    2 (Q(gamma) - Q(0)), known from the line search's split; with ``l1_bound`` its upper
+    bound, until the solver recomputes ||w||^2 before reading it)."""
+    K = blk.K
     ua0 = idx.uniq_ptr[blk.i]
     for r in range(idx.uniq_ptr[blk.i + 1] - ua0):
         base = idx.uniq_attr[ua0 + r] * K
@@ -498,6 +510,15 @@ def _chain(buf, T, K, tmax, stride, sum_pairs):
 
 
 @njit(inline="always", **NJIT)
+def _prefetch_v(st, idx, i, K):
+    """Fetch the rows of v (the elastic net's unthresholded weights) of sequence i's
+    attributes."""
+    for r in range(idx.uniq_ptr[i], idx.uniq_ptr[i + 1]):
+        base = idx.uniq_attr[r] * K
+        prefetch_range(st.v, base, base + K)
+
+
+@njit(inline="always", **NJIT)
 def _oracle(w, n_attr, K, idx, st, buf, i, u0, p0, T, l1, compact=False):
     """Phase ``oracle``: nu_i(w) into the workspace; returns log Z. Meanwhile the block
     of the marginal store comes from memory, and with the elastic net (``l1``) the rows
@@ -506,9 +527,7 @@ def _oracle(w, n_attr, K, idx, st, buf, i, u0, p0, T, l1, compact=False):
     prefetch_range(st.mu_pair, p0, p0 + pair_rows(T, compact) * K * K)
     prefetch_range(st.mu_unary, u0, u0 + T * K)
     if l1:
-        for r in range(idx.uniq_ptr[i], idx.uniq_ptr[i + 1]):
-            base = idx.uniq_attr[r] * K
-            prefetch_range(st.v, base, base + K)
+        _prefetch_v(st, idx, i, K)
     unary_scores(w, n_attr, K, idx, i, buf.ws.scores)
     tmax = _read_potentials(w, n_attr, K, idx, i, buf)
     logz = _chain(buf, T, K, tmax, _stride(idx, K), compact)
@@ -534,22 +553,23 @@ def _direction(w, n_attr, K, idx, i, u0, p0, T, st, buf, d_unary, d_pair, sum_tr
     the buffers, and with the elastic net the split of its quadratic term
     (:func:`~.sdca_linesearch.l1_split`, which gives <w, u> too); returns the step's
     :class:`~.sdca_linesearch.Block`. ``lam_n`` is the block's lambda n / c_i."""
-    ridge = opt.kappa == 0.0
+    split = l1_split_search(opt)
     wv, vv = _primal_direction(w, n_attr, K, idx, i, T, d_unary, d_pair, -1.0 / lam_n,
                                buf.v_emission, buf.v_bias, buf.v_trans, sum_trans, opt.mask,
-                               ridge)
+                               not split)
     if len(idx.edge_indptr) > 0:  # the transition attributes' rows, after the others
         we, ve = _edge_direction(w, transition_offset(n_attr, K) + K * K, K, idx, i, T,
-                                 d_pair, -1.0 / lam_n, buf.v_rows, ridge)
+                                 d_pair, -1.0 / lam_n, buf.v_rows, not split)
         wv += we
         vv += ve
     a0, b0, n_cross = 0.0, 0.0, 0
-    if not ridge:
+    if split:
         a0, b0, wv, n_cross = l1_split(st.v, idx, i, K, n_attr, opt.kappa,
                                        max(1.0, opt.fixed_step), buf.v_emission,
                                        buf.v_bias, buf.v_trans, buf.v_rows, buf.cross_v,
                                        buf.cross_u)
-    return Block(i, u0, p0, T, K, n_attr, lam_n, wv, vv, opt.kappa, a0, b0, n_cross)
+    return Block(i, u0, p0, T, K, n_attr, lam_n, wv, vv, opt.kappa if split else 0.0, a0, b0,
+                 n_cross)
 
 
 @njit(inline="always", **NJIT)
@@ -608,7 +628,7 @@ def _update(w, idx, st, buf, blk, d_unary, d_pair, gamma, h_ls, h_old, opt, weig
                          buf.v_rows)
         st.scalars[W_NORM2] += 2.0 * gamma * wv + gamma * gamma * vv
     else:
-        _apply_primal_l1(st, idx, buf, blk, gamma)
+        _apply_primal_l1(st, idx, buf, blk, gamma, opt.kappa)
         st.scalars[W_NORM2] += 2.0 * q_change
     st.scalars[SUM_ENTROPY] += weight * (h_new - h_old)
     st.entropies[i] = h_new
@@ -641,7 +661,8 @@ def sdca_step(i, w, n_attr, K, idx, st, buf, opt):
     T = idx.offsets[i + 1] - start
     u0 = start * K
     p0 = pair_start(start, i, K, opt.compact)
-    logz = _oracle(w, n_attr, K, idx, st, buf, i, u0, p0, T, opt.kappa != 0.0, opt.compact)
+    logz = _oracle(w, n_attr, K, idx, st, buf, i, u0, p0, T, l1_split_search(opt),
+                   opt.compact)
     c_oracle = cycles()
     h_nu = chain_score_entropy(ws, buf.w_trans, T, K, logz) if opt.compact else 0.0
     gap = _gap(st, buf, i, u0, p0, T, K, logz, _stride(idx, K),
@@ -651,6 +672,8 @@ def sdca_step(i, w, n_attr, K, idx, st, buf, opt):
     c_gap = cycles()
     blk = _direction(w, n_attr, K, idx, i, u0, p0, T, st, buf, d_unary, d_pair, False, opt,
                      lam_n)
+    if opt.kappa != 0.0 and opt.l1_bound:  # the rows of v the update writes
+        _prefetch_v(st, idx, i, K)
     c_ls = cycles()
     h_old = st.entropies[i]
     gamma, evals, h_ls = store_line_search(blk, st, idx, buf, d_unary, d_pair, gap, h_old,
