@@ -10,7 +10,8 @@ Commit: e779448, the compact store the default, Catalyst's points on the feature
     momentum with an L1 term; the c2 = 0.01, c1 = 0.1 rows at 04fdc18 (the elastic net's
     rebased moves from one read-only pass); every row of runs/every_core.json again with
     the package at d5949bb (kappa moved by the run; Dutch run at 03f3fc4, the same code),
-    every row of runs/every_core_small_c2.json at 27fe855 (the same code)
+    the c1 = 0 rows of runs/every_core_small_c2.json at 27fe855 (the same code), its
+    c1 = 0.1 rows at 9b5bac9 (the elastic net's steps on the smoothness bound)
 Answer: 2 cores, medians of 3 alternated fits, at (c1, c2) = (0, 0.1) / (0, 1) / (0.1, 0.1)
     / (0.1, 1). CoNLL-2000 at d5949bb: the default (pipelined) fit 4.70x / 7.17x / 3.97x /
     6.34x sklearn-crfsuite's tutorial call, sequential SDCA on the same two threads 3.83x /
@@ -24,8 +25,10 @@ Answer: 2 cores, medians of 3 alternated fits, at (c1, c2) = (0, 0.1) / (0, 1) /
     Issue 55's 3x is met in every cell (CoNLL-2000 at c1 = c2 = 0.1: 2.86x at e779448 in 21
     epochs, 3.49x at 65fb09f in 20; Dutch at c1 = 0.1, c2 = 1 went from 8.02x to 7.20x, 6.5
     epochs to 7.1). The objective lower than sklearn-crfsuite's in every cell, test F1 from
-    -0.21 to +1.87 points. At c2 = 0.01 (c1 = 0 / 0.1) at 27fe855: Dutch 3.30x / 3.10x on
-    both cores, 2.27x / 2.27x on one; CoNLL-2000 3.14x / 2.23x and 2.20x / 1.54x (before:
+    -0.21 to +1.87 points. At c2 = 0.01 (c1 = 0 at 27fe855 / 0.1 at 9b5bac9): Dutch 3.30x /
+    3.13x on both cores, 2.27x / 2.42x on one; CoNLL-2000 3.14x / 2.51x and 2.20x / 1.66x
+    (c1 = 0.1 with the exact split at 27fe855: Dutch 3.10x, 2.27x; CoNLL-2000 2.23x,
+    1.54x; before:
     c1 = 0 at 65fb09f on a day the machine ran about 1.3x slower / c1 = 0.1 at 04fdc18:
     Dutch 3.39x / 3.45x and 2.19x / 2.31x; CoNLL-2000 3.09x / 2.24x and 2.36x / 1.48x; at
     65fb09f with c1 = 0.1: Dutch 2.98x,

@@ -300,3 +300,19 @@ def test_the_l1_norm_of_the_primal_is_the_sum_of_absolute_values(values):
     a = np.array(values, dtype=np.float64)
     exact = math.fsum(abs(x) for x in values)
     assert abs_sum(a) == pytest.approx(exact, rel=1e-13, abs=1e-300)
+
+
+def test_the_fit_says_which_elastic_net_step_ran(capsys):
+    from crfsdca import CRF
+    from crfsdca.cli.precompile import tiny_data
+
+    X, y = tiny_data(2)
+    bound = CRF(c1=0.1, c2=0.1, max_iterations=1, verbose=True).fit(X, y)
+    exact = CRF(c1=0.1, c2=0.1, max_iterations=1, verbose=True,
+                l1_line_search="exact").fit(X, y)
+    CRF(c2=0.1, max_iterations=1, verbose=True).fit(X, y)  # no L1 term: nothing to say
+    out = capsys.readouterr().out
+    assert out.count("quadratic bound of the L1 part's smoothness") == 1
+    assert out.count("the L1 part split exactly") == 1
+    assert bound.training_log_.method["l1_line_search"] == "bound"
+    assert exact.training_log_.method["l1_line_search"] == "exact"

@@ -225,6 +225,11 @@ def learn(problem: Problem, config: SolverConfig, seed: int = 0,
         say(f"training {algorithm}: in Catalyst's outer loop, kappa = {ratio:.3g} lambda "
             f"(catalyst={options['catalyst']:g}, catalyst_floor={floor:g}; catalyst=0: "
             f"the paper's SDCA){moves}")
+    if say is not None and problem.l1 and "l1_line_search" in options:
+        how = ("on the quadratic bound of the L1 part's smoothness" if
+               options["l1_line_search"] == "bound" else "on the L1 part split exactly")
+        say(f"training {algorithm}: the elastic net's steps search {how} "
+            f"(l1_line_search={options['l1_line_search']})")
     budget = DEFAULT_EPOCHS if epochs is None else float(epochs)
     if not (budget > 0 and math.isfinite(budget)):
         raise ConfigError(f"max_iterations must be a finite number > 0, got {epochs}")
