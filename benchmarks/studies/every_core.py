@@ -11,7 +11,8 @@ Commit: e779448, the compact store the default, Catalyst's points on the feature
     rebased moves from one read-only pass); every row of runs/every_core.json again with
     the package at d5949bb (kappa moved by the run; Dutch run at 03f3fc4, the same code),
     the c1 = 0 rows of runs/every_core_small_c2.json at 27fe855 (the same code), its
-    c1 = 0.1 rows at 9b5bac9 (the elastic net's steps on the smoothness bound)
+    c1 = 0.1 rows at 9b5bac9 (the elastic net's steps on the smoothness bound); the c1 =
+    0.1 rows of runs/every_core.json again at 573a390 (the bound)
 Answer: 2 cores, medians of 3 alternated fits, at (c1, c2) = (0, 0.1) / (0, 1) / (0.1, 0.1)
     / (0.1, 1). CoNLL-2000 at d5949bb: the default (pipelined) fit 4.70x / 7.17x / 3.97x /
     6.34x sklearn-crfsuite's tutorial call, sequential SDCA on the same two threads 3.83x /
@@ -22,6 +23,9 @@ Answer: 2 cores, medians of 3 alternated fits, at (c1, c2) = (0, 0.1) / (0, 1) /
     7.78x / 4.46x / 6.19x), one thread 3.83x / 6.00x / 3.44x / 5.22x, lbfgs 3.43x / 3.01x /
     3.14x / 3.58x (before: 5.74x / 8.54x / 4.91x / 7.20x, sequential 4.82x / 8.14x / 4.45x /
     6.38x, one thread 4.03x / 6.63x / 3.46x / 5.29x, lbfgs 3.32x / 3.44x / 3.67x / 3.30x).
+    At 573a390 (the elastic net's steps on the smoothness bound) the c1 = 0.1 cells:
+    CoNLL-2000 4.30x / 6.90x (one thread 3.25x / 5.41x, sequential 3.59x / 5.33x, lbfgs
+    2.88x / 3.05x), Dutch 4.87x / 7.31x (3.62x / 5.75x, 4.56x / 6.99x, 3.07x / 3.35x).
     Issue 55's 3x is met in every cell (CoNLL-2000 at c1 = c2 = 0.1: 2.86x at e779448 in 21
     epochs, 3.49x at 65fb09f in 20; Dutch at c1 = 0.1, c2 = 1 went from 8.02x to 7.20x, 6.5
     epochs to 7.1). The objective lower than sklearn-crfsuite's in every cell, test F1 from
