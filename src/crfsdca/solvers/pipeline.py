@@ -53,6 +53,7 @@ from .sdca_kernel import (
     _chain,
     _edge_direction,
     _gap,
+    _prefetch_rows,
     _primal_direction,
     _read_potentials,
     _stride,
@@ -142,17 +143,6 @@ def _read(k, w, n_attr, K, idx, st, buf, opt, members, flow):
         for j in range(3 * K + K * K):
             small[j] = st.v[ob + j]
     return _read_potentials(w, n_attr, K, idx, i, buf)
-
-
-@njit(**NJIT)
-def _prefetch_rows(a, idx, i, K):
-    """Fetch the rows of ``a`` (w or v) of sequence i's attributes all at once: many of
-    them were last written by the other thread's core, and the loads that follow then
-    wait for them together rather than one row at a time."""
-    ua0 = idx.uniq_ptr[i]
-    for r in range(idx.uniq_ptr[i + 1] - ua0):
-        base = idx.uniq_attr[ua0 + r] * K
-        prefetch_range(a, base, base + K)
 
 
 @njit(**NJIT_FAST)

@@ -509,13 +509,15 @@ def _chain(buf, T, K, tmax, stride, sum_pairs):
                              stride)[0]
 
 
-@njit(inline="always", **NJIT)
-def _prefetch_v(st, idx, i, K):
-    """Fetch the rows of v (the elastic net's unthresholded weights) of sequence i's
-    attributes."""
-    for r in range(idx.uniq_ptr[i], idx.uniq_ptr[i + 1]):
-        base = idx.uniq_attr[r] * K
-        prefetch_range(st.v, base, base + K)
+@njit(**NJIT)
+def _prefetch_rows(a, idx, i, K):
+    """Fetch the rows of ``a`` (w or v) of sequence i's attributes all at once, so that
+    the loads that follow wait for them together rather than one row at a time (in the
+    pipeline many were last written by the other thread's core)."""
+    ua0 = idx.uniq_ptr[i]
+    for r in range(idx.uniq_ptr[i + 1] - ua0):
+        base = idx.uniq_attr[ua0 + r] * K
+        prefetch_range(a, base, base + K)
 
 
 @njit(inline="always", **NJIT)
@@ -527,7 +529,7 @@ def _oracle(w, n_attr, K, idx, st, buf, i, u0, p0, T, l1, compact=False):
     prefetch_range(st.mu_pair, p0, p0 + pair_rows(T, compact) * K * K)
     prefetch_range(st.mu_unary, u0, u0 + T * K)
     if l1:
-        _prefetch_v(st, idx, i, K)
+        _prefetch_rows(st.v, idx, i, K)
     unary_scores(w, n_attr, K, idx, i, buf.ws.scores)
     tmax = _read_potentials(w, n_attr, K, idx, i, buf)
     logz = _chain(buf, T, K, tmax, _stride(idx, K), compact)
@@ -673,7 +675,7 @@ def sdca_step(i, w, n_attr, K, idx, st, buf, opt):
     blk = _direction(w, n_attr, K, idx, i, u0, p0, T, st, buf, d_unary, d_pair, False, opt,
                      lam_n)
     if opt.kappa != 0.0 and opt.l1_bound:  # the rows of v the update writes
-        _prefetch_v(st, idx, i, K)
+        _prefetch_rows(st.v, idx, i, K)
     c_ls = cycles()
     h_old = st.entropies[i]
     gamma, evals, h_ls = store_line_search(blk, st, idx, buf, d_unary, d_pair, gap, h_old,
