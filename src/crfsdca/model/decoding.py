@@ -41,6 +41,7 @@ from .oracle import (
     forward_backward,
     forward_logz,
     make_workspace,
+    prefetch_scores,
     strided_labeling_score,
     strided_logz,
     strided_marginals,
@@ -266,8 +267,11 @@ def _labels_all(w, A, K, seq, tw, tA, first, last, pairs, indptr, positions, lab
                 out):
     """Viterbi under the masks of every sequence into ``out``; -1, or the first sequence
     with no allowed labeling. ``G``: a per-edge buffer (empty: the model has no
-    transition attributes)."""
-    for i in range(len(seq.offsets) - 1):
+    transition attributes). The next sequence's rows of w are fetched meanwhile."""
+    n = len(seq.offsets) - 1
+    for i in range(n):
+        if i + 1 < n:
+            prefetch_scores(w, K, seq, i + 1)
         T = unary_scores(w, A, K, seq, i, ws.scores)
         mask_scores(ws.scores, T, K, first, last, positions, labels, indptr[i], indptr[i + 1])
         if len(G):

@@ -50,6 +50,7 @@ from ..model.oracle import (
     chain_marginals,
     edge_potentials,
     forward_logz,
+    prefetch_scores,
     strided_logz,
     strided_marginals,
     sum_products,
@@ -715,13 +716,16 @@ def gap_values(w, n_attr, K, idx, st, buf, members, out, first, stride, chunk, c
     """out[j] = the gap of sequence members[j] at w, for the j of chunks first,
     first + stride, ... of ``chunk`` members each: one thread's share of a refresh. The
     Fenchel-Young identity of :func:`_first_pass` needs log Z alone, one forward pass
-    (the step's oracle also needs the marginals). ``compact``: the store's layout."""
+    (the step's oracle also needs the marginals; the next member's rows of w fetched
+    meanwhile). ``compact``: the store's layout."""
     edges = _stride(idx, K)
     tmax = _read_transitions(w, n_attr, K, buf) if edges == 0 else 0.0
     n = len(members)
     for c in range(first * chunk, n, stride * chunk):
         for j in range(c, min(c + chunk, n)):
             i = members[j]
+            if j + 1 < n:
+                prefetch_scores(w, K, idx, members[j + 1])
             start = idx.offsets[i]
             T = idx.offsets[i + 1] - start
             unary_scores(w, n_attr, K, idx, i, buf.ws.scores)
