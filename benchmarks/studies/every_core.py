@@ -12,9 +12,15 @@ Commit: e779448, the compact store the default, Catalyst's points on the feature
     the package at d5949bb (kappa moved by the run; Dutch run at 03f3fc4, the same code),
     the c1 = 0 rows of runs/every_core_small_c2.json at 27fe855 (the same code), its
     c1 = 0.1 rows at 9b5bac9 (the elastic net's steps on the smoothness bound); the c1 =
-    0.1 rows of runs/every_core.json again at 573a390 (the bound)
+    0.1 rows of runs/every_core.json again at 573a390 (the bound); the CoNLL-2000 rows
+    of runs/every_core.json and its c2 = 0.01, c1 = 0.1 row at 155523e (full passes
+    prefetch the next sequence's rows; a round's end reads the dual once)
 Answer: 2 cores, medians of 3 alternated fits, at (c1, c2) = (0, 0.1) / (0, 1) / (0.1, 0.1)
-    / (0.1, 1). CoNLL-2000 at d5949bb: the default (pipelined) fit 4.70x / 7.17x / 3.97x /
+    / (0.1, 1). CoNLL-2000 at 155523e: the default fit 4.53x / 7.11x / 4.19x / 6.72x,
+    sequential 3.77x / 5.79x / 3.16x / 5.60x, one thread 3.28x / 5.37x / 2.79x / 5.18x,
+    lbfgs 2.66x / 2.80x / 2.48x / 2.81x; at c2 = 0.01, c1 = 0.1: 2.56x, one thread 1.86x
+    (sklearn-crfsuite's call 67-85 s that evening against 62-80 s the runs before).
+    CoNLL-2000 at d5949bb: the default (pipelined) fit 4.70x / 7.17x / 3.97x /
     6.34x sklearn-crfsuite's tutorial call, sequential SDCA on the same two threads 3.83x /
     6.17x / 3.60x / 4.99x; one thread 3.29x / 4.81x / 2.83x / 4.37x; lbfgs 2.94x / 2.51x /
     3.23x / 2.74x (at e779448-65fb09f: 4.44x / 7.10x / 3.49x / 5.60x, sequential 3.64x /
