@@ -270,8 +270,7 @@ def _labels_all(w, A, K, seq, tw, tA, first, last, pairs, indptr, positions, lab
     transition attributes). The next sequence's rows of w are fetched meanwhile."""
     n = len(seq.offsets) - 1
     for i in range(n):
-        if i + 1 < n:
-            prefetch_scores(w, K, seq, i + 1)
+        prefetch_scores(w, K, seq, i + 1)
         T = unary_scores(w, A, K, seq, i, ws.scores)
         mask_scores(ws.scores, T, K, first, last, positions, labels, indptr[i], indptr[i + 1])
         if len(G):

@@ -282,14 +282,12 @@ def dirac_start(seq: Sequences, n_attr: int, n_labels: int, lam: float,
 
 @njit(**NJIT)
 def _predict(w, n_attr, K, seq, out, ws, G, bounds, counter, locks):
-    last = len(seq.offsets) - 1
     while True:
         c = claim(counter, locks)
         if c >= len(bounds) - 1:
             return out
         for i in range(bounds[c], bounds[c + 1]):
-            if i + 1 < last:
-                prefetch_scores(w, K, seq, i + 1)
+            prefetch_scores(w, K, seq, i + 1)
             T = unary_scores(w, n_attr, K, seq, i, ws.scores)
             if len(seq.edge_indptr) > 0:
                 edge_potentials(w, n_attr, K, seq, i, G, ws.trans)

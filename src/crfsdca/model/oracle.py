@@ -211,11 +211,11 @@ CoNLL-2000, 7.4 million: 150.9 -> 141.1 and 253.7 -> 241.6 ms)."""
 @njit(inline="always", **NJIT)
 def prefetch_scores(w, K, seq, i):
     """Fetch the rows of ``w`` that :func:`unary_scores` of sequence i reads (a hint, no
-    effect on values), where ``w`` has :data:`PREFETCH_MIN_WEIGHTS` or more. A pass over
-    the sequences calls it one sequence ahead: the rows of rare attributes come from
-    memory (on CoNLL-2000, 59 MB of rows, the scores take twice their in-cache time), and
-    so arrive while the chain of the current sequence computes."""
-    if len(w) < PREFETCH_MIN_WEIGHTS:
+    effect on values), where ``w`` has :data:`PREFETCH_MIN_WEIGHTS` or more; nothing past
+    the last sequence. A pass over the sequences calls it one sequence ahead: the rows of
+    rare attributes come from memory (on CoNLL-2000, 59 MB of rows, the scores take twice
+    their in-cache time), and so arrive while the chain of the current sequence computes."""
+    if len(w) < PREFETCH_MIN_WEIGHTS or i + 1 >= len(seq.offsets):
         return
     start = seq.offsets[i]
     for j in range(seq.attr_indptr[start], seq.attr_indptr[seq.offsets[i + 1]]):

@@ -171,7 +171,6 @@ def _loss_chunks(w, n_attr, K, seq, bounds, ws, G, losses, counter, locks):
     """losses[i] = c_i NLL_i for the sequences of the chunks this thread claims (0 for a
     sequence of weight 0), log Z by the forward pass alone (the next sequence's rows of w
     fetched meanwhile: :func:`~.oracle.prefetch_scores`)."""
-    last = len(seq.offsets) - 1
     ow = transition_offset(n_attr, K)
     tmax = transition_potentials(w, ow, K, ws.trans)
     while True:
@@ -179,8 +178,7 @@ def _loss_chunks(w, n_attr, K, seq, bounds, ws, G, losses, counter, locks):
         if c >= len(bounds) - 1:
             return
         for i in range(bounds[c], bounds[c + 1]):
-            if i + 1 < last:
-                prefetch_scores(w, K, seq, i + 1)
+            prefetch_scores(w, K, seq, i + 1)
             weight = sequence_weight(seq, i)
             if weight == 0.0:  # out of the objective
                 losses[i] = 0.0
@@ -264,7 +262,6 @@ def _gradient_chunks(w, n_attr, K, seq, bounds, ws, losses, G, small, counter, l
     The pairwise marginals are summed over the edges as the chain computes them (one
     K x K table in cache instead of T - 1 written and read back); the next sequence's
     rows of w fetched meanwhile."""
-    last = len(seq.offsets) - 1
     ow = transition_offset(n_attr, K)
     tmax = transition_potentials(w, ow, K, ws.trans)
     labels = seq.labels
@@ -276,8 +273,7 @@ def _gradient_chunks(w, n_attr, K, seq, bounds, ws, losses, G, small, counter, l
         for j in range(len(part)):
             part[j] = 0.0
         for i in range(bounds[c], bounds[c + 1]):
-            if i + 1 < last:
-                prefetch_scores(w, K, seq, i + 1)
+            prefetch_scores(w, K, seq, i + 1)
             start = seq.offsets[i]
             T = seq.offsets[i + 1] - start
             g = G[start * K:(start + T) * K]
@@ -372,7 +368,6 @@ def _serial_gradient(w, n_attr, K, seq, bounds, ws, G, g, losses, small, lam, n,
     as soon as its g is known. The same sums in the same order as the two phases
     (each row in token order from 0, the chunks' small rows in chunk order), so the same
     bits; a sequence of weight 0 adds only zeros there, and is skipped here."""
-    last = len(seq.offsets) - 1
     ow = transition_offset(n_attr, K)
     tmax = transition_potentials(w, ow, K, ws.trans)
     indptr, indices, values = seq.attr_indptr, seq.attr_indices, seq.attr_values
@@ -388,8 +383,7 @@ def _serial_gradient(w, n_attr, K, seq, bounds, ws, G, g, losses, small, lam, n,
         for j in range(len(part)):
             part[j] = 0.0
         for i in range(bounds[c], bounds[c + 1]):
-            if i + 1 < last:
-                prefetch_scores(w, K, seq, i + 1)
+            prefetch_scores(w, K, seq, i + 1)
             start = seq.offsets[i]
             T = seq.offsets[i + 1] - start
             weight = sequence_weight(seq, i)
