@@ -465,9 +465,10 @@ def every_core_table(name: str = "every_core") -> str:
              ("ours-seq", f"sequential SDCA, {run['cores']} threads"),
              ("ours-seq-1", "sequential SDCA, 1 thread"),
              ("ours-lbfgs", f"lbfgs, {run['cores']} threads")]
-    lines = ["| data | c1 | c2 | fit | seconds (runs) | speed-up | objective | F1 |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| data | c1 | c2 | fit | seconds (runs) | speed-up | objective | F1 | measured |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in run["rows"]:
+        when = f"{r['commit']}, {r['date']}" if "commit" in r else ""
         for key, label in tools:
             if f"{key} s" not in r:
                 continue
@@ -476,10 +477,14 @@ def every_core_table(name: str = "every_core") -> str:
             lines.append(f"| {DATA_NAMES.get(r['dataset'], r['dataset'])} | {r['c1']:g} | "
                          f"{r['c2']:g} | {label} | {r[f'{key} s']:.1f} ({runs}) | "
                          f"{'' if up is None else f'{up:.2f}x'} | {r[f'{key} obj']:.1f} | "
-                         f"{r[f'{key} F1']:.4f} |")
+                         f"{r[f'{key} F1']:.4f} | {when} |")
+            when = ""  # once per cell
+    note = run.get("note", "")
     lines += ["", f"Medians of {run['rounds']} alternated fits, one process per cell; the "
               "objective in CRFsuite's scale at each tool's weights, F1 the tutorial's "
-              f"(weighted, labels but O) on the test set; {run['machine']}."]
+              f"(weighted, labels but O) on the test set; {run['machine']}. 'Measured': the "
+              "package's commit and the day."
+              + (f" {note[0].upper()}{note[1:]}." if note else "")]
     return "\n".join(lines)
 
 

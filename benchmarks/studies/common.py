@@ -20,9 +20,14 @@ DATASETS = ("ocr", "conll", "ner", "pos")
 
 
 def head_commit() -> str:
-    """The checkout's commit (short hash) that a study's rows ran on."""
-    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                          capture_output=True, text=True).stdout.strip()
+    """The checkout's commit (short hash) that a study's rows ran on, with "+changes" when
+    the package's sources differ from it."""
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True,
+                              text=True).stdout.strip()
+
+    changed = git("status", "--porcelain", "--", "src")
+    return git("rev-parse", "--short", "HEAD") + ("+changes" if changed else "")
 
 
 def machine() -> str:

@@ -83,10 +83,19 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import kept_rows, machine, markdown_table, store_run
+from common import head_commit, kept_rows, machine, markdown_table, store_run
 from practitioner import load, objective, scores
 
 TOOLS = ("sk-100", "ours", "ours-1", "ours-seq", "ours-seq-1", "ours-lbfgs")
+
+
+def kept_note(path: Path | None, add: bool) -> dict:
+    """With ``add``, the note of the run stored at ``path`` (what its older rows measured),
+    so that adding rows does not drop it; otherwise none."""
+    if not (add and path and path.exists()):
+        return {}
+    note = json.loads(path.read_text()).get("note")
+    return {} if note is None else {"note": note}
 
 
 def fit(tool: str, c1: float, c2: float, data, cores: int, workdir: Path) -> dict:
@@ -140,6 +149,7 @@ def main() -> None:
     cores = usable_cores()
     print(f"# {machine()}; {cores} cores used by ours; {args.rounds} rounds; "
           f"{time.strftime('%Y-%m-%d %H:%M')}", flush=True)
+    commit = head_commit()  # each row says what it measured; --add keeps the others'
     rows = kept_rows(args.json, args.add, lambda r: (
         r["dataset"] in args.datasets and r["c1"] in args.c1 and r["c2"] in args.c2))
     with tempfile.TemporaryDirectory() as tmp:
@@ -151,7 +161,8 @@ def main() -> None:
                     for _ in range(args.rounds):
                         for tool in args.tools:
                             runs[tool].append(fit(tool, c1, c2, data, cores, Path(tmp)))
-                    row = {"dataset": name, "c1": c1, "c2": c2, "cores": cores}
+                    row = {"dataset": name, "c1": c1, "c2": c2, "cores": cores,
+                           "commit": commit, "date": time.strftime("%Y-%m-%d")}
                     for tool, fits in runs.items():
                         secs = [f["seconds"] for f in fits]
                         row[f"{tool} s"] = round(statistics.median(secs), 2)
@@ -170,7 +181,7 @@ def main() -> None:
                     print(json.dumps(row), flush=True)
                     store_run(args.json, {"machine": machine(), "cores": cores,
                                           "rounds": args.rounds, "limit": args.limit,
-                                          "rows": rows})
+                                          **kept_note(args.json, args.add), "rows": rows})
     cols = ["dataset", "c1", "c2"] + [f"{t} s" for t in args.tools] + \
         [f"{t} speed-up" for t in args.tools if t != "sk-100"]
     print()
