@@ -3,48 +3,22 @@
 Question: How much sooner than sklearn-crfsuite's tutorial call is `crfsdca.CRF`'s
     default fit on this machine's cores and on one, with pipelined SDCA (the default) and
     with sequential SDCA (`pipeline=False`, the default before)?
-Date: 2026-11-30; runs/every_core.json and runs/every_core_small_c2.json again on 2026-12-01
-Commit: e779448, the compact store the default, Catalyst's points on the feature set; the
-    cells CoNLL-2000 c1 = c2 = 0.1 and Dutch c1 = 0.1, c2 = 1 and the c2 = 0.01, c1 = 0
-    rows (runs/every_core_small_c2.json) at 65fb09f, where Catalyst keeps half its
-    momentum with an L1 term; the c2 = 0.01, c1 = 0.1 rows at 04fdc18 (the elastic net's
-    rebased moves from one read-only pass); every row of runs/every_core.json again with
-    the package at d5949bb (kappa moved by the run; Dutch run at 03f3fc4, the same code),
-    the c1 = 0 rows of runs/every_core_small_c2.json at 27fe855 (the same code), its
-    c1 = 0.1 rows at 9b5bac9 (the elastic net's steps on the smoothness bound); the c1 =
-    0.1 rows of runs/every_core.json again at 573a390 (the bound); the CoNLL-2000 rows
-    of runs/every_core.json and its c2 = 0.01, c1 = 0.1 row at 155523e (full passes
-    prefetch the next sequence's rows; a round's end reads the dual once)
+Date: 2026-11-30, rows again until 2026-12-02 (each row since 2026-12-02 records its day
+    and the package's commit; the runs' notes name the others')
+Commit: per row: the CoNLL-2000 rows of runs/every_core.json at d8017ab, its Dutch rows at
+    03f3fc4 (c1 = 0) and 573a390 (c1 = 0.1); runs/every_core_small_c2.json's c1 = 0 rows at
+    27fe855, its Dutch c1 = 0.1 row at 9b5bac9, its CoNLL-2000 c1 = 0.1 row at 3b22416
 Answer: 2 cores, medians of 3 alternated fits, at (c1, c2) = (0, 0.1) / (0, 1) / (0.1, 0.1)
-    / (0.1, 1). CoNLL-2000 at 155523e: the default fit 4.53x / 7.11x / 4.19x / 6.72x,
-    sequential 3.77x / 5.79x / 3.16x / 5.60x, one thread 3.28x / 5.37x / 2.79x / 5.18x,
-    lbfgs 2.66x / 2.80x / 2.48x / 2.81x; at c2 = 0.01, c1 = 0.1: 2.56x, one thread 1.86x
-    (sklearn-crfsuite's call 67-85 s that evening against 62-80 s the runs before).
-    CoNLL-2000 at d5949bb: the default (pipelined) fit 4.70x / 7.17x / 3.97x /
-    6.34x sklearn-crfsuite's tutorial call, sequential SDCA on the same two threads 3.83x /
-    6.17x / 3.60x / 4.99x; one thread 3.29x / 4.81x / 2.83x / 4.37x; lbfgs 2.94x / 2.51x /
-    3.23x / 2.74x (at e779448-65fb09f: 4.44x / 7.10x / 3.49x / 5.60x, sequential 3.64x /
-    6.85x / 2.89x / 5.31x, one thread 3.13x / 5.96x / 2.31x / 4.55x, lbfgs 2.88x / 3.08x /
-    2.41x / 2.85x). Dutch at d5949bb: 5.09x / 8.17x / 4.34x / 6.95x (sequential 5.64x /
-    7.78x / 4.46x / 6.19x), one thread 3.83x / 6.00x / 3.44x / 5.22x, lbfgs 3.43x / 3.01x /
-    3.14x / 3.58x (before: 5.74x / 8.54x / 4.91x / 7.20x, sequential 4.82x / 8.14x / 4.45x /
-    6.38x, one thread 4.03x / 6.63x / 3.46x / 5.29x, lbfgs 3.32x / 3.44x / 3.67x / 3.30x).
-    At 573a390 (the elastic net's steps on the smoothness bound) the c1 = 0.1 cells:
-    CoNLL-2000 4.30x / 6.90x (one thread 3.25x / 5.41x, sequential 3.59x / 5.33x, lbfgs
-    2.88x / 3.05x), Dutch 4.87x / 7.31x (3.62x / 5.75x, 4.56x / 6.99x, 3.07x / 3.35x).
-    Issue 55's 3x is met in every cell (CoNLL-2000 at c1 = c2 = 0.1: 2.86x at e779448 in 21
-    epochs, 3.49x at 65fb09f in 20; Dutch at c1 = 0.1, c2 = 1 went from 8.02x to 7.20x, 6.5
-    epochs to 7.1). The objective lower than sklearn-crfsuite's in every cell, test F1 from
-    -0.21 to +1.87 points. At c2 = 0.01 (c1 = 0 at 27fe855 / 0.1 at 9b5bac9): Dutch 3.30x /
-    3.13x on both cores, 2.27x / 2.42x on one; CoNLL-2000 3.14x / 2.51x and 2.20x / 1.66x
-    (c1 = 0.1 with the exact split at 27fe855: Dutch 3.10x, 2.27x; CoNLL-2000 2.23x,
-    1.54x; before:
-    c1 = 0 at 65fb09f on a day the machine ran about 1.3x slower / c1 = 0.1 at 04fdc18:
-    Dutch 3.39x / 3.45x and 2.19x / 2.31x; CoNLL-2000 3.09x / 2.24x and 2.36x / 1.48x; at
-    65fb09f with c1 = 0.1: Dutch 2.98x,
-    2.10x; CoNLL-2000 2.03x, 1.42x; at e779448: Dutch 3.31x / 2.71x, 2.40x / 1.83x;
-    CoNLL-2000 3.21x / 1.74x, 2.35x / 1.09x). Tables: docs/benchmarks.md ("The default fit
-    on every core", "Pipelined SDCA"), from runs/every_core.json and
+    / (0.1, 1): the default fit 4.85x / 7.91x / 4.37x / 6.41x sklearn-crfsuite's tutorial
+    call on CoNLL-2000 and 5.09x / 8.17x / 4.87x / 7.31x on Dutch (one thread 3.44-6.00x
+    and 3.62-6.00x); the tutorial's `lbfgs` call 3.05x / 2.95x / 3.15x / 2.90x and 3.43x /
+    3.01x / 3.07x / 3.35x (on CoNLL-2000 2.41-3.08x in the three runs before: it straddles
+    3x with the machine's noise). At c2 = 0.01 (c1 = 0 / 0.1): Dutch 3.30x / 3.13x on both
+    cores, 2.27x / 2.42x on one; CoNLL-2000 3.14x / 2.27x on both, 2.20x / 1.96x on one
+    (the c1 = 0.1 cell 2.76x / 2.10x earlier that evening, 2.56x / 1.86x at 155523e).
+    The default fit's objective is lower than sklearn-crfsuite's in every cell. Earlier
+    runs, and what changed between them: docs/history.md. Tables: docs/benchmarks.md ("The
+    default fit on every core", "Pipelined SDCA"), from runs/every_core.json and
     runs/every_core_small_c2.json.
 
 Data: CoNLL-2002 Dutch NER with the tutorial's features and CoNLL-2000 chunking with
