@@ -101,6 +101,16 @@ def kept_rows(path: Path | None, add: bool, measured_again) -> list[dict]:
     return [r for r in json.loads(path.read_text())["rows"] if not measured_again(r)]
 
 
+def kept_note(path: Path | None, add: bool) -> dict:
+    """With ``add``, the stored run's note at ``path`` as ``{"note": ...}`` (what the rows
+    that :func:`kept_rows` keeps measured), so that a run adding rows does not drop it;
+    otherwise, or without a note, {}."""
+    if not (add and path and path.exists()):
+        return {}
+    note = json.loads(path.read_text()).get("note")
+    return {} if note is None else {"note": note}
+
+
 def store_run(path: Path | None, run: dict) -> None:
     """Write ``run`` (its settings and its rows so far) to ``path``, if given: a study calls
     it after every row, so that a long run stopped keeps what it measured."""

@@ -57,19 +57,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import head_commit, kept_rows, machine, markdown_table, store_run
+from common import head_commit, kept_note, kept_rows, machine, markdown_table, store_run
 from practitioner import load, objective, scores
 
 TOOLS = ("sk-100", "ours", "ours-1", "ours-seq", "ours-seq-1", "ours-lbfgs")
-
-
-def kept_note(path: Path | None, add: bool) -> dict:
-    """With ``add``, the note of the run stored at ``path`` (what its older rows measured),
-    so that adding rows does not drop it; otherwise none."""
-    if not (add and path and path.exists()):
-        return {}
-    note = json.loads(path.read_text()).get("note")
-    return {} if note is None else {"note": note}
 
 
 def fit(tool: str, c1: float, c2: float, data, cores: int, workdir: Path) -> dict:
@@ -124,6 +115,7 @@ def main() -> None:
     print(f"# {machine()}; {cores} cores used by ours; {args.rounds} rounds; "
           f"{time.strftime('%Y-%m-%d %H:%M')}", flush=True)
     commit = head_commit()  # each row says what it measured; --add keeps the others'
+    note = kept_note(args.json, args.add)
     rows = kept_rows(args.json, args.add, lambda r: (
         r["dataset"] in args.datasets and r["c1"] in args.c1 and r["c2"] in args.c2))
     with tempfile.TemporaryDirectory() as tmp:
@@ -155,7 +147,7 @@ def main() -> None:
                     print(json.dumps(row), flush=True)
                     store_run(args.json, {"machine": machine(), "cores": cores,
                                           "rounds": args.rounds, "limit": args.limit,
-                                          **kept_note(args.json, args.add), "rows": rows})
+                                          **note, "rows": rows})
     cols = ["dataset", "c1", "c2"] + [f"{t} s" for t in args.tools] + \
         [f"{t} speed-up" for t in args.tools if t != "sk-100"]
     print()
