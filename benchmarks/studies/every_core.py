@@ -149,7 +149,7 @@ def main() -> None:
                                           "rounds": args.rounds, "limit": args.limit,
                                           **note, "rows": rows})
     cols = ["dataset", "c1", "c2"] + [f"{t} s" for t in args.tools] + \
-        [f"{t} speed-up" for t in args.tools if t != "sk-100"]
+        [f"{t} speed-up" for t in args.tools if t != "sk-100" and "sk-100" in args.tools]
     print()
     print(markdown_table(rows, cols))
 
