@@ -17,8 +17,12 @@ from test_minibatch import (
 )
 
 from crfsdca.data.radii import squared_radii
+from crfsdca.data.sequences import make_sequences
+from crfsdca.model.features import soft_threshold
 from crfsdca.model.objective import primal
+from crfsdca.model.oracle import transition_offset, transition_potentials, unary_scores
 from crfsdca.solvers.base import Problem
+from crfsdca.solvers.pipeline import _read_thresholded
 from crfsdca.solvers.registry import SAMPLERS, make_solver
 
 
@@ -93,17 +97,19 @@ def test_another_seed_another_model_and_the_sequential_run_is_another():
     assert not np.array_equal(models[0], models[2])
 
 
-@given(st.integers(0, 2**16), st.integers(2, 6), st.booleans(), st.sampled_from(list(SAMPLERS)))
+@given(st.integers(0, 2**16), st.integers(2, 6), st.sampled_from([None, "exact", "bound"]),
+       st.sampled_from(list(SAMPLERS)))
 @settings(max_examples=12, deadline=None)
 def test_random_problems_give_one_model_on_one_thread_or_two(seed, n, l1, sampler):
     """Random splits (down to 2 sequences: a draw never takes the one in flight),
-    penalties and samplers: two threads' run is one thread's, bit for bit, and no step
-    lowers the dual."""
+    penalties (the elastic net's line search exact or on its bound) and samplers: two
+    threads' run is one thread's, bit for bit, and no step lowers the dual."""
     seq = random_split(np.random.default_rng(seed), n, 5, 3, 8)
     p = Problem(seq, 8, 3, 0.5 / n, radii=squared_radii(seq, 3, 8), l1=0.01 if l1 else 0.0)
     runs = []
     for t in (1, 2):
-        s = make_solver("sdca", p, seed=seed, threads=t, pipeline=True, sampler=sampler)
+        s = make_solver("sdca", p, seed=seed, threads=t, pipeline=True, sampler=sampler,
+                        l1_line_search=l1 or "exact")
         dual = s.dual()
         for _ in range(6):
             s.run(3 * p.n)
@@ -111,3 +117,45 @@ def test_random_problems_give_one_model_on_one_thread_or_two(seed, n, l1, sample
             dual = s.dual()
         runs.append((s.weights().copy(), s.marginals[1].copy()))
     assert np.array_equal(runs[0][0], runs[1][0]) and np.array_equal(runs[0][1], runs[1][1])
+
+
+@given(st.integers(0, 2**16), st.booleans(), st.integers(0, 5), st.floats(0.01, 1.0))
+@settings(max_examples=25, deadline=None)
+def test_elastic_net_reads_of_v_give_the_scores_and_potentials_of_its_threshold(
+        seed, real, dense, kappa):
+    """With the elastic net R reads v alone and thresholds the rows it gathers: its unary
+    scores and transition potentials are those of w = S_kappa(v), bit for bit (binary or
+    real attribute values, with and without a dense block)."""
+    rng = np.random.default_rng(seed)
+    K, A = 3, 7
+    seq = random_split(rng, 6, 6, K, A, max_attrs=4, real=real)
+    if dense:
+        seq = make_sequences(seq.offsets, seq.labels, seq.attr_indptr, seq.attr_indices,
+                             seq.attr_values if real else None, None,
+                             rng.normal(size=(seq.n_tokens, dense)), np.arange(A, A + dense))
+    n_attr = A + dense
+    p = Problem(seq, n_attr, K, 0.1, l1=0.05)
+    s = make_solver("sdca", p, seed=0, pipeline=True)
+    v = rng.normal(scale=2 * kappa, size=len(s.state.v))  # a share in [-kappa, kappa]
+    w = soft_threshold(v, kappa)
+    buf = s.slots[0]
+    small, scores, trans = np.zeros(3 * K + K * K), np.zeros(seq.n_tokens * K), np.zeros(K * K)
+    for i in range(seq.n_sequences):
+        tmax = _read_thresholded(v, n_attr, K, s.index, i, buf, small, kappa, True)
+        T = unary_scores(w, n_attr, K, seq, i, scores)
+        assert tmax == transition_potentials(w, transition_offset(n_attr, K), K, trans)
+        assert np.array_equal(buf.ws.scores[:T * K], scores[:T * K])
+        assert np.array_equal(buf.ws.trans[:K * K], trans)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("search", ["exact", "bound"])
+def test_elastic_net_runs_leave_w_the_threshold_of_v(threads, search):
+    """The pipeline's elastic-net moves change v alone; when a run returns, w = S_kappa(v)
+    on every weight (the solver's other passes read w)."""
+    p = problem(l1=0.01)
+    s = make_solver("sdca", p, seed=3, pipeline=True, threads=threads, l1_line_search=search)
+    for steps in (7, p.n, 3 * p.n + 1):
+        s.run(steps)
+        assert np.array_equal(s.state.w, soft_threshold(s.state.v, s.options.kappa))
+        assert np.count_nonzero(s.state.w)

@@ -119,7 +119,7 @@ NO_LABELS = np.zeros(0, dtype=np.int32)
 
 
 @njit(inline="always", **NJIT)
-def _add_end_bias(bias, K, t, T, o):
+def add_end_bias(bias, K, t, T, o):
     """Add the first-position and last-position bias to the scores ``o`` of token t."""
     if t == 0:
         for k in range(K):
@@ -130,19 +130,19 @@ def _add_end_bias(bias, K, t, T, o):
 
 
 @njit(**NJIT)  # not inlined: the sparse path stays as compact as it was
-def _add_dense_scores(w, scale, K, seq, start, T, out):
+def add_dense_scores(w, scale, K, dense, cols, start, T, out):
     """out[t*K + k] += scale sum_d x[start + t, d] E[a_d, k] for the T tokens from
-    ``start``, over the columns d of the dense block (attribute a_d =
-    ``seq.dense_attr[d]``): each token's row of the matrix against the block's rows of
-    the emission weights (which the scores' other attributes never share).
+    ``start``, over the columns d of the dense block ``dense`` (E's row a_d at
+    ``w[cols[d] * K:]``: the attribute's row of the weights, or a gathered copy's): each
+    token's row of the matrix against the block's rows of the emission weights (which
+    the scores' other attributes never share).
 
     Four columns at a time, summed in pairs before they reach the score: a score that
     took one column after another would wait D times for its own previous sum (a
     floating-point addition's latency), the bound of a long sparse item too."""
-    cols = seq.dense_attr
     D = len(cols)
     for t in range(T):
-        x = seq.dense[start + t]
+        x = dense[start + t]
         o = out[t * K:(t + 1) * K]
         d = 0
         while d + 4 <= D:
@@ -180,7 +180,7 @@ def _token_scores(w, scale, scaled, n_attr, K, seq, i, out):
         else:
             for k in range(K):
                 o[k] = bias[3 * k]
-            _add_end_bias(bias, K, t, T, o)
+            add_end_bias(bias, K, t, T, o)
         tok = start + t
         for j in range(seq.attr_indptr[tok], seq.attr_indptr[tok + 1]):
             base = seq.attr_indices[j] * K
@@ -195,9 +195,9 @@ def _token_scores(w, scale, scaled, n_attr, K, seq, i, out):
         if scaled:
             for k in range(K):
                 o[k] = scale * o[k] + bias[3 * k]
-            _add_end_bias(bias, K, t, T, o)
+            add_end_bias(bias, K, t, T, o)
     if len(seq.dense_attr) > 0:  # the dense block last, its own rows of E
-        _add_dense_scores(w, scale, K, seq, start, T, out)
+        add_dense_scores(w, scale, K, seq.dense, seq.dense_attr, start, T, out)
     return T
 
 
@@ -237,7 +237,7 @@ def entry_scores(w, n_attr, K, counts, ids, values, out):
         o = out[t * K:(t + 1) * K]
         for k in range(K):
             o[k] = bias[3 * k]
-        _add_end_bias(bias, K, t, T, o)
+        add_end_bias(bias, K, t, T, o)
         start, stop = stop, stop + counts[t]
         for j in range(start, stop):
             a = ids[j]

@@ -64,7 +64,7 @@ from .sdca_kernel import (
     pair_start,
     refuses_losses,
 )
-from .sdca_linesearch import Block, l1_change, line_search
+from .sdca_linesearch import Block, l1_change, line_search, soft
 
 REDRAWS = 8  # draws a batch may take, per step, before it settles for fewer steps
 LANES = 64  # the apply's lanes: row r of w (an attribute's K, the bias block, the
@@ -212,27 +212,36 @@ def _edge_products(w, oe, KK, idx, i, v_edges):
     return wv
 
 
+@njit(inline="always", **NJIT)
+def _weight(a, j, kappa, thresholded):
+    """Weight j: ``a[j]`` of w, or with ``thresholded`` S_kappa(a[j]) of v."""
+    return soft(a[j], kappa) if thresholded else a[j]
+
+
 @njit(**NJIT)
-def _rebased(w, n_attr, K, idx, st, buf, opt, i, vv, gamma):
+def _rebased(w, n_attr, K, idx, st, buf, opt, i, vv, gamma, thresholded=False):
     """The Block of sequence i's computed direction (in ``buf``) on the current weights,
     and with the elastic net Q(gamma) - Q(0) there (NaN without it): <w, u> again, or the
-    change of the elastic net's quadratic at the step (:func:`l1_change`)."""
+    change of the elastic net's quadratic at the step (:func:`l1_change`). With
+    ``thresholded`` the weights are read as S_kappa(v) (w is left to the end of a run)."""
     start = idx.offsets[i]
     lam_n = opt.lam_n / sequence_weight(idx, i)
     wv, q = 0.0, np.nan
     split = l1_split_search(opt)
     if not split:  # <w, u> (with the elastic net's bound, w = S(v))
+        a = st.v if thresholded else w
+        kappa = opt.kappa
         ua0 = idx.uniq_ptr[i]
         for r in range(idx.uniq_ptr[i + 1] - ua0):
             base = idx.uniq_attr[ua0 + r] * K
             for k in range(K):
-                wv += w[base + k] * buf.v_emission[r * K + k]
+                wv += _weight(a, base + k, kappa, thresholded) * buf.v_emission[r * K + k]
         ob = n_attr * K
         for j in range(3 * K):
-            wv += w[ob + j] * buf.v_bias[j]
+            wv += _weight(a, ob + j, kappa, thresholded) * buf.v_bias[j]
         ow = ob + 3 * K
         for j in range(K * K):
-            wv += w[ow + j] * buf.v_trans[j]
+            wv += _weight(a, ow + j, kappa, thresholded) * buf.v_trans[j]
         if len(idx.edge_indptr) > 0:
             wv += _edge_products(w, ow + K * K, K * K, idx, i, buf.v_rows)
     else:

@@ -13,7 +13,10 @@ What needs the weights of a step is read in one place, its oracle's scores and
 transition potentials (R below): <w, u> then comes from them, <w, u> = (-1 / lam n)
 (sum_t <delta_t, s_t> + <W, sum_t delta_t^pair>), the scores s_t holding every weight of
 token t's features (a weight outside the feature set is 0, where the direction is
-masked); the elastic net's split reads the rows of v that R gathered. So with two
+masked). With the elastic net, R reads v alone (the rows its exact split needs too) and
+thresholds them itself, A reads S_kappa(v) and moves v alone: w = S_kappa(v) is set on
+the feature set when the run returns (:func:`settle_weights`), so the steps touch one
+array of the weights' size rather than two (the same sums, the same model). So with two
 threads, step k + 1's oracle and line search overlap step k's, and the threads wait on
 two counters (:func:`~crfsdca.runtime.barrier.wait_at_least`) only where the order of
 reads and writes of the weights says:
@@ -39,7 +42,13 @@ import numpy as np
 from numba import njit
 
 from ..model.objective import sequence_weight
-from ..model.oracle import transition_offset, unary_scores
+from ..model.oracle import (
+    add_dense_scores,
+    add_end_bias,
+    transition_offset,
+    transition_potentials,
+    unary_scores,
+)
 from ..runtime.barrier import publish, wait_at_least
 from ..runtime.jit import NJIT, NJIT_FAST, aligned_zeros, prefetch_range
 from .compact_store import chain_score_entropy
@@ -63,9 +72,16 @@ from .sdca_kernel import (
     pair_start,
     store_line_search,
 )
-from .sdca_linesearch import Block, _split_range
+from .sdca_linesearch import Block, _split_range, soft
 
 APPLIED, READ = 0, 1  # the counters of :class:`Flow` (then the barrier's sleepers)
+
+
+@njit(inline="always", **NJIT)
+def defers_w(opt):
+    """Whether the steps leave w to the run's end (:func:`settle_weights`) and read
+    S_kappa(v): with the elastic net."""
+    return opt.kappa != 0.0
 
 
 class Flow(NamedTuple):
@@ -117,8 +133,9 @@ def _draw(k, sampler, rng, flow, n):
 @njit(**NJIT)
 def _read(k, w, n_attr, K, idx, st, buf, opt, members, flow):
     """R(k): what step k reads of the weights: its unary scores and transition
-    potentials into its slot, and with the elastic net its rows of v; returns the
-    transitions' max. The store block it reads next is fetched meanwhile."""
+    potentials into its slot; returns the transitions' max. The store block it reads
+    next is fetched meanwhile. With the elastic net it reads v's rows alone
+    (:func:`_read_thresholded`)."""
     slot = k % 2
     i = members[flow.drawn[slot]]
     start = idx.offsets[i]
@@ -126,23 +143,88 @@ def _read(k, w, n_attr, K, idx, st, buf, opt, members, flow):
     p0 = pair_start(start, i, K, opt.compact)
     prefetch_range(st.mu_pair, p0, p0 + pair_rows(T, opt.compact) * K * K)
     prefetch_range(st.mu_unary, start * K, (start + T) * K)
-    split = l1_split_search(opt)
-    if split:  # gathered after the scores, which read w's rows
-        _prefetch_rows(st.v, idx, i, K)
+    if defers_w(opt):
+        return _read_thresholded(st.v, n_attr, K, idx, i, buf, flow.v_small[slot], opt.kappa,
+                                 l1_split_search(opt))
     unary_scores(w, n_attr, K, idx, i, buf.ws.scores)
-    if split:
-        ua0 = idx.uniq_ptr[i]
-        for r in range(idx.uniq_ptr[i + 1] - ua0):
-            base = idx.uniq_attr[ua0 + r] * K
-            src = st.v[base:base + K]
+    return _read_potentials(w, n_attr, K, idx, i, buf)
+
+
+@njit(**NJIT)
+def _read_thresholded(v, n_attr, K, idx, i, buf, small, kappa, split):
+    """R of the elastic net, where the moves leave w and w = S_kappa(v) is made at the
+    end of the run (:func:`settle_weights`): the thresholds w of sequence i's rows of v
+    (into ``buf.v_emission``, the bias into ``buf.v_bias``, both free until the step's
+    direction; W into ``buf.w_trans``) give the scores and potentials, the same sums in
+    the same order as :func:`unary_scores` on w. With the exact ``split`` the rows of v
+    are also kept for it (``buf.v_rows``, the bias and transitions in ``small``). So the
+    pipeline's steps touch one array of the weights' size, not two."""
+    _prefetch_rows(v, idx, i, K)
+    ua0 = idx.uniq_ptr[i]
+    for r in range(idx.uniq_ptr[i + 1] - ua0):
+        base = idx.uniq_attr[ua0 + r] * K
+        src = v[base:base + K]
+        rows = buf.v_emission[r * K:(r + 1) * K]
+        for c in range(K):
+            rows[c] = soft(src[c], kappa)
+        if split:
             dst = buf.v_rows[r * K:(r + 1) * K]
             for c in range(K):
                 dst[c] = src[c]
-        ob = n_attr * K
-        small = flow.v_small[slot]
+    ob = n_attr * K
+    for j in range(3 * K):
+        buf.v_bias[j] = soft(v[ob + j], kappa)
+    ow = ob + 3 * K
+    for j in range(K * K):
+        buf.w_trans[j] = soft(v[ow + j], kappa)
+    if split:
         for j in range(3 * K + K * K):
-            small[j] = st.v[ob + j]
-    return _read_potentials(w, n_attr, K, idx, i, buf)
+            small[j] = v[ob + j]
+    _gathered_scores(buf.v_emission, buf.v_bias, K, idx, i, buf.ws.scores)
+    return transition_potentials(buf.w_trans, 0, K, buf.ws.trans)
+
+
+@njit(**NJIT)
+def _gathered_scores(rows, bias, K, idx, i, out):
+    """:func:`~crfsdca.model.oracle.unary_scores` of sequence i from its gathered rows of
+    the weights (row r of its distinct attributes at ``rows[r * K:]``, the index's
+    ``local``) and the bias ``bias``."""
+    start = idx.offsets[i]
+    T = idx.offsets[i + 1] - start
+    real = len(idx.attr_values) > 0
+    for t in range(T):
+        o = out[t * K:(t + 1) * K]
+        for c in range(K):
+            o[c] = bias[3 * c]
+        add_end_bias(bias, K, t, T, o)
+        tok = start + t
+        for j in range(idx.attr_indptr[tok], idx.attr_indptr[tok + 1]):
+            base = idx.local[j] * K
+            wa = rows[base:base + K]
+            if real:
+                x = idx.attr_values[j]
+                for c in range(K):
+                    o[c] += x * wa[c]
+            else:
+                for c in range(K):
+                    o[c] += wa[c]
+    if len(idx.dense_attr) > 0:  # the dense columns: the sequence's first rows
+        add_dense_scores(rows, 1.0, K, idx.dense, idx.dense_rows, start, T, out)
+
+
+@njit(**NJIT)
+def settle_weights(v, w, kappa, entries, n_attr, K):
+    """w = S_kappa(v) where the pipeline's moves may have changed v: ``entries`` (empty:
+    every weight) and the bias and transitions."""
+    if len(entries) == 0:
+        for j in range(len(v)):
+            w[j] = soft(v[j], kappa)
+        return
+    for e in range(len(entries)):
+        j = entries[e]
+        w[j] = soft(v[j], kappa)
+    for j in range(n_attr * K, n_attr * K + 3 * K + K * K):
+        w[j] = soft(v[j], kappa)
 
 
 @njit(**NJIT_FAST)
@@ -247,10 +329,11 @@ def _move(k, w, n_attr, K, idx, st, bufs, opt, members, flow, sampler):
     gamma = flow.gammas[slot]
     if gamma != 0.0:
         _prefetch_rows(st.v, idx, i, K)
-        blk, change = _rebased(w, n_attr, K, idx, st, buf, opt, i, flow.vv[slot], gamma)
+        blk, change = _rebased(w, n_attr, K, idx, st, buf, opt, i, flow.vv[slot], gamma,
+                               defers_w(opt))
         gamma = _update(w, idx, st, buf, blk, buf.ws.unary, buf.ws.pair, gamma,
                         flow.entropies[slot], st.entropies[i], opt, sequence_weight(idx, i),
-                        change)
+                        change, not defers_w(opt))
     _count_step(st, gamma)
     record_gap(sampler, j, flow.gaps[slot])
     st.scalars[SUM_GAPS] += sampler.gaps[j] - flow.stored[slot]
@@ -298,4 +381,4 @@ def pipeline_run(thread, threads, n_steps, w, n_attr, K, idx, st, own, bufs, sam
         publish(c, APPLIED, k + 1)
 
 
-__all__ = ["Flow", "make_flow", "make_slots", "pipeline_run"]
+__all__ = ["Flow", "defers_w", "make_flow", "make_slots", "pipeline_run", "settle_weights"]

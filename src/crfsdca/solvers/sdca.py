@@ -30,7 +30,7 @@ from .compact_store import (
 )
 from .index import max_distinct_attributes, max_distinct_edge_attributes, sequence_index
 from .minibatch import batch_run, make_batch, make_step_buffers
-from .pipeline import make_flow, make_slots, pipeline_run
+from .pipeline import defers_w, make_flow, make_slots, pipeline_run, settle_weights
 from .registry import SDCA_OPTIONS, store_window_mib
 from .rng import make_rng
 from .sampling import make_sampler, window_size
@@ -259,9 +259,13 @@ class SDCA(Solver):
                 for _ in range(min(self.threads, self.batch_size))]
             self.barrier = make_barrier()
         self.pipeline = bool(o["pipeline"]) and self.batch_size == 1
+        self._settled = None  # the weights whose w = S(v) a pipeline's run leaves to set
         if self.pipeline:
             self.slots = make_slots(self.buffers)
             self.flow = make_flow(K)
+            if defers_w(self.options):  # its moves leave w (:mod:`.pipeline`)
+                self._settled = (np.flatnonzero(p.mask) if len(p.mask) else
+                                 np.zeros(0, dtype=np.int64))
             self.thread_states = [
                 self.state._replace(counters=line_zeros(N_COUNTERS, np.int64))
                 for _ in range(min(self.threads, 2))]
@@ -377,12 +381,18 @@ class SDCA(Solver):
         if self.pipeline:
             self.flow.counters[:] = 0
             threads = len(self.thread_states)
-            run_parallel([
-                (lambda t=t: pipeline_run(t, threads, n_steps, s.w, p.n_attributes,
-                                          p.n_labels, self.index, s, self.thread_states[t],
-                                          self.slots, self.sampler, self.rng, self.options,
-                                          self.members, self.flow))
-                for t in range(threads)])
+            try:
+                run_parallel([
+                    (lambda t=t: pipeline_run(t, threads, n_steps, s.w, p.n_attributes,
+                                              p.n_labels, self.index, s,
+                                              self.thread_states[t], self.slots, self.sampler,
+                                              self.rng, self.options, self.members,
+                                              self.flow))
+                    for t in range(threads)])
+            finally:
+                if self._settled is not None:
+                    settle_weights(s.v, s.w, self.options.kappa, self._settled,
+                                   p.n_attributes, p.n_labels)
             return
         if self.batch_size == 1:
             sdca_run(n_steps, s.w, p.n_attributes, p.n_labels, self.index, s, self.buffers,

@@ -585,12 +585,13 @@ def refuses_losses(opt):
 
 @njit(inline="always", **NJIT)
 def _update(w, idx, st, buf, blk, d_unary, d_pair, gamma, h_ls, h_old, opt, weight,
-            q_known=np.nan):
+            q_known=np.nan, moves_w=True):
     """Phase ``update``: the dual block (with its new entropy), then w, for a step gamma
     that is not 0; returns the step taken (0 when it would lower the dual). The dual's
     entropy sum gains c_i times the block's change (``weight``). With the elastic net,
     ``q_known`` is Q(gamma) - Q(0) where a rebased move computed it (NaN: from the
-    block's split)."""
+    block's split), and without ``moves_w`` only v moves (the pipeline sets w = S(v)
+    after its run)."""
     i, u0, p0, T, K, n_attr = blk.i, blk.u0, blk.p0, blk.T, blk.K, blk.n_attr
     lam_n = blk.lam_n
     wv, vv = blk.wv, blk.vv
@@ -631,7 +632,11 @@ def _update(w, idx, st, buf, blk, d_unary, d_pair, gamma, h_ls, h_old, opt, weig
                          buf.v_rows)
         st.scalars[W_NORM2] += 2.0 * gamma * wv + gamma * gamma * vv
     else:
-        _apply_primal_l1(st, idx, buf, blk, gamma, opt.kappa)
+        if moves_w:
+            _apply_primal_l1(st, idx, buf, blk, gamma, opt.kappa)
+        else:
+            _apply_primal(st.v, n_attr, K, idx, i, gamma, buf.v_emission, buf.v_bias,
+                          buf.v_trans)
         st.scalars[W_NORM2] += 2.0 * q_change
     st.scalars[SUM_ENTROPY] += weight * (h_new - h_old)
     st.entropies[i] = h_new
