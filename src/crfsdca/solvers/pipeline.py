@@ -15,7 +15,7 @@ transition potentials (R below): <w, u> then comes from them, <w, u> = (-1 / lam
 token t's features (a weight outside the feature set is 0, where the direction is
 masked). With the elastic net, R reads v alone (the rows its exact split needs too) and
 thresholds them itself, A reads S_kappa(v) and moves v alone: w = S_kappa(v) is set on
-the feature set when the run returns (:func:`settle_weights`), so the steps touch one
+the feature set when w is next read (:func:`settle_weights`), so the steps touch one
 array of the weights' size rather than two (the same sums, the same model). So with two
 threads, step k + 1's oracle and line search overlap step k's, and the threads wait on
 two counters (:func:`~crfsdca.runtime.barrier.wait_at_least`) only where the order of
@@ -79,7 +79,7 @@ APPLIED, READ = 0, 1  # the counters of :class:`Flow` (then the barrier's sleepe
 
 @njit(inline="always", **NJIT)
 def defers_w(opt):
-    """Whether the steps leave w to the run's end (:func:`settle_weights`) and read
+    """Whether the steps leave w to be set later (:func:`settle_weights`) and read
     S_kappa(v): with the elastic net."""
     return opt.kappa != 0.0
 
@@ -153,7 +153,7 @@ def _read(k, w, n_attr, K, idx, st, buf, opt, members, flow):
 @njit(**NJIT)
 def _read_thresholded(v, n_attr, K, idx, i, buf, small, kappa, split):
     """R of the elastic net, where the moves leave w and w = S_kappa(v) is made at the
-    end of the run (:func:`settle_weights`): the thresholds w of sequence i's rows of v
+    next reading of w (:func:`settle_weights`): the thresholds w of sequence i's rows of v
     (into ``buf.v_emission``, the bias into ``buf.v_bias``, both free until the step's
     direction; W into ``buf.w_trans``) give the scores and potentials, the same sums in
     the same order as :func:`unary_scores` on w. With the exact ``split`` the rows of v
