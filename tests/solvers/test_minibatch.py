@@ -48,7 +48,8 @@ def certificate_holds(s, p):
 
 def certificate_case(case):
     """(problem, solver options) of a case of the certificate tests: ``ridge`` (none),
-    ``l1``, ``float32``, ``weights``, ``dense``, ``catalyst``, ``compact``, ``compact-l1``."""
+    ``l1``, ``float32``, ``weights``, ``dense``, ``dense-l1``, ``catalyst``, ``compact``,
+    ``compact-l1``."""
     p, kw = problem(), {}
     if case in ("l1", "compact-l1"):
         p = problem(l1=0.01)
@@ -58,6 +59,8 @@ def certificate_case(case):
         p = problem(weights=np.random.default_rng(5).choice([0.0, 0.5, 1.0, 3.0], size=60))
     elif case == "dense":
         p = problem(dense=3)
+    elif case == "dense-l1":
+        p = problem(dense=3, l1=0.01)
     elif case == "catalyst":
         kw = {"catalyst": 3.0, "catalyst_floor": 0.3}
     elif case.startswith("compact"):
