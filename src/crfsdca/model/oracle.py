@@ -164,6 +164,24 @@ def add_dense_scores(w, scale, K, dense, cols, start, T, out):
 
 
 @njit(inline="always", **NJIT)
+def add_token_rows(rows, K, indptr, cols, values, real, tok, o):
+    """o += sum_j x_j rows[cols[j] * K:][:K] over token ``tok``'s entries j of the CSR
+    (``indptr``, ``cols``; values x_j, 1 unless ``real``): a token's share of its unary
+    scores from the rows of w (cols: attribute ids) or a gathered copy of them (cols: the
+    rows' places in the copy)."""
+    for j in range(indptr[tok], indptr[tok + 1]):
+        base = cols[j] * K
+        wa = rows[base:base + K]
+        if real:
+            x = values[j]
+            for k in range(K):
+                o[k] += x * wa[k]
+        else:
+            for k in range(K):
+                o[k] += wa[k]
+
+
+@njit(inline="always", **NJIT)
 def _token_scores(w, scale, scaled, n_attr, K, seq, i, out):
     """The one loop of :func:`unary_scores` and :func:`scaled_unary_scores` (``scaled``, a
     constant at each call, picks the order of the sums; each keeps its own bits)."""
@@ -181,17 +199,8 @@ def _token_scores(w, scale, scaled, n_attr, K, seq, i, out):
             for k in range(K):
                 o[k] = bias[3 * k]
             add_end_bias(bias, K, t, T, o)
-        tok = start + t
-        for j in range(seq.attr_indptr[tok], seq.attr_indptr[tok + 1]):
-            base = seq.attr_indices[j] * K
-            wa = w[base:base + K]
-            if real:
-                v = seq.attr_values[j]
-                for k in range(K):
-                    o[k] += v * wa[k]
-            else:
-                for k in range(K):
-                    o[k] += wa[k]
+        add_token_rows(w, K, seq.attr_indptr, seq.attr_indices, seq.attr_values, real,
+                       start + t, o)
         if scaled:
             for k in range(K):
                 o[k] = scale * o[k] + bias[3 * k]

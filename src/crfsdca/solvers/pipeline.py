@@ -45,6 +45,7 @@ from ..model.objective import sequence_weight
 from ..model.oracle import (
     add_dense_scores,
     add_end_bias,
+    add_token_rows,
     transition_offset,
     transition_potentials,
     unary_scores,
@@ -197,17 +198,8 @@ def _gathered_scores(rows, bias, K, idx, i, out):
         for c in range(K):
             o[c] = bias[3 * c]
         add_end_bias(bias, K, t, T, o)
-        tok = start + t
-        for j in range(idx.attr_indptr[tok], idx.attr_indptr[tok + 1]):
-            base = idx.local[j] * K
-            wa = rows[base:base + K]
-            if real:
-                x = idx.attr_values[j]
-                for c in range(K):
-                    o[c] += x * wa[c]
-            else:
-                for c in range(K):
-                    o[c] += wa[c]
+        add_token_rows(rows, K, idx.attr_indptr, idx.local, idx.attr_values, real, start + t,
+                       o)
     if len(idx.dense_attr) > 0:  # the dense columns: the sequence's first rows
         add_dense_scores(rows, 1.0, K, idx.dense, idx.dense_rows, start, T, out)
 
