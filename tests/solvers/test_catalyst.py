@@ -359,3 +359,46 @@ def test_the_momentum_keeps_its_share_and_none_is_the_proximal_point_method(l1):
         assert s.dual() <= P(p, s.weights()) + 1e-12
     np.testing.assert_array_equal(c.center, c.previous)  # share 0: y_k = x_k
     assert 0.0 < L1_MOMENTUM < 1.0 and full > 0.0
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([0.0, 0.05]), st.booleans())
+def test_a_round_end_moves_the_point_and_sums_its_gap_terms_in_one_pass(seed, l1, masked):
+    """``next_round`` reads x_k = S(v) from v (w may be stale), moves the center and v,
+    sets w = S(v) on the support, and returns g*(u) and -<u, w> + g(w) of the moved
+    point; ``gap_terms`` reads the same from v alone. Checked against numpy's formulas."""
+    from crfsdca.solvers.catalyst import CatalystLoop
+
+    rng = np.random.default_rng(seed)
+    d, lam = 60, 0.2
+    support = np.flatnonzero(rng.random(d) < 0.6) if masked else None
+    on = np.zeros(d, dtype=bool)
+    on[support if masked else slice(None)] = True
+    x0 = np.where(on, rng.normal(size=d), 0.0)
+    loop = CatalystLoop(lam, l1, 3.0, x0, x0.copy(), support=support, share=0.5)
+    v = np.where(on, rng.normal(size=d), 0.0)
+    t = l1 / loop.inner_lam
+    w = np.full(d, 7.0) if l1 else v  # stale where thresholded: never read
+    x = soft_threshold(v, t) if l1 else v.copy()
+    prev, center = loop.dense(loop.previous), loop.dense(loop.center)
+    y = x + loop.momentum * (x - prev)
+    v_moved = v + (loop.kappa / loop.inner_lam) * (y - center) * on
+    kept = w.copy()
+    conj, rest = loop.next_round(v, w)
+    np.testing.assert_allclose(v, v_moved, rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(loop.dense(loop.center), np.where(on, y, 0.0), rtol=1e-14,
+                               atol=1e-15)
+    np.testing.assert_array_equal(loop.dense(loop.previous), np.where(on, x, 0.0))
+    x_moved = soft_threshold(v, t) if l1 else v
+    if l1:
+        np.testing.assert_array_equal(w[on], x_moved[on])
+        np.testing.assert_array_equal(w[~on], kept[~on])
+    u = loop.inner_lam * v - loop.kappa * loop.dense(loop.center)
+    want_conj = np.sum(np.maximum(np.abs(u) - l1, 0.0)[on] ** 2) / (2 * lam)
+    want_rest = np.sum((x_moved * (0.5 * lam * x_moved - u) + l1 * np.abs(x_moved))[on])
+    assert conj == pytest.approx(want_conj, rel=1e-12, abs=1e-14)
+    assert rest == pytest.approx(want_rest, rel=1e-10, abs=1e-12)
+    again = loop.gap_terms(v)
+    assert again[0] == pytest.approx(want_conj, rel=1e-12, abs=1e-14)
+    assert again[1] == pytest.approx(want_rest, rel=1e-10, abs=1e-12)
+    assert loop.dual(v, 1.5) == pytest.approx(1.5 - want_conj, rel=1e-12)

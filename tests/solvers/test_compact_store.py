@@ -202,3 +202,24 @@ def test_a_compact_fit_continues_from_its_dual_state(tmp_path):
     back.continue_from(model)
     with pytest.raises(ConfigError, match="continue it with dual_store='compact'"):
         back.fit(X, y)
+
+
+def test_the_compact_start_is_the_same_bits_on_any_number_of_threads():
+    """More threads make the compact blocks and entropies by chunks, then w_hat in the
+    one thread's order: the same bits as the fused pass on one thread."""
+    from helpers.bruteforce import random_split
+
+    from crfsdca.model.layout import WeightLayout
+    from crfsdca.model.passes import chunk_bounds
+    from crfsdca.solvers.compact_store import compact_dirac_start
+
+    rng = np.random.default_rng(5)
+    A, K = 7, 3
+    seq = random_split(rng, 900, 9, K, A)
+    assert len(chunk_bounds(seq)) > 3  # several chunks to share
+    mask = (rng.random(WeightLayout(A, K).dim) < 0.7).astype(np.uint8)
+    one = compact_dirac_start(seq, A, K, 0.3, mask)
+    for threads in (2, 3):
+        many = compact_dirac_start(seq, A, K, 0.3, mask, threads=threads)
+        for a, b in zip(one, many, strict=True):
+            np.testing.assert_array_equal(a, b)

@@ -10,7 +10,10 @@ shifted dual image v = (u + kappa y) / lam' (u = (1/n) sum_i psi_i(mu_i), the du
 sum) and a new y only shifts v. The same marginals mu are a dual point of the original
 problem too: D(mu) = (1/n) sum_i H~(mu_i) - g*(u) <= P*, so P(w) - D(mu) certifies every
 iterate w (``math.md`` section 10). The passes over the weights are fused kernels: the
-gap estimate is read ten times an epoch, on up to millions of weights.
+gap estimate is read ten times an epoch, on up to millions of weights, and reads w =
+S(v) from v (the pipeline's elastic-net steps leave w to be set); a round's end moves
+the points, sets w and sums the moved point's gap terms (g*(u) too, for the dual) in one
+pass.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from numba import njit
 
 from ..model.features import soft_threshold
 from ..runtime.jit import NJIT, NJIT_FAST, stream_copy
+from .sdca_linesearch import soft
 
 
 @njit(inline="always", **NJIT)
@@ -27,6 +31,13 @@ def _at(support, i):
     """The weight index of the i-th entry of a point kept on ``support`` (empty: every
     weight, the point dense)."""
     return support[i] if len(support) > 0 else i
+
+
+@njit(inline="always", **NJIT)
+def _inner(v, j, threshold, thresholded):
+    """The inner weight w_j = S(v_j) (L1) or v_j, read from v alone: the pipeline's
+    elastic-net steps leave w to be set when it is next read (:mod:`.pipeline`)."""
+    return soft(v[j], threshold) if thresholded else v[j]
 
 
 @njit(**NJIT_FAST)
@@ -41,9 +52,9 @@ def _conjugate(v, center, support, lam, l1, inner_lam, kappa):
 
 
 @njit(**NJIT_FAST)
-def _gap_excess(v, w, center, support, lam, l1, inner_lam, kappa):
-    """g*(u) - <u, w> + g(w) at u = lam' v - kappa y: what P(w) - D(mu) exceeds the inner
-    problem's gap by (>= 0 by Fenchel-Young; a sum with cancellation, so clipped at 0)."""
+def _gap_terms(v, center, support, lam, l1, inner_lam, kappa, threshold, thresholded):
+    """(g*(u), -<u, w> + g(w)) at u = lam' v - kappa y and w = S(v): the two parts of what
+    P(w) - D(mu) exceeds the inner problem's gap by (:func:`_excess`)."""
     conj = 0.0
     rest = 0.0
     for i in range(len(center)):
@@ -51,24 +62,41 @@ def _gap_excess(v, w, center, support, lam, l1, inner_lam, kappa):
         u = inner_lam * v[j] - kappa * center[i]
         s = max(abs(u) - l1, 0.0)
         conj += s * s
-        x = w[j]
+        x = _inner(v, j, threshold, thresholded)
         rest += x * (0.5 * lam * x - u) + l1 * abs(x)
-    return max(conj / (2.0 * lam) + rest, 0.0)  # rounding must not make it negative
+    return conj / (2.0 * lam), rest
 
 
 @njit(**NJIT)
-def _next_round(v, w, center, previous, support, momentum, step, threshold, thresholded):
-    """y' = x + momentum (x - x_prev) at x = w; v += step (y' - y); w = S(v) (L1)."""
+def _next_round(v, w, center, previous, support, momentum, step, threshold, thresholded,
+                lam, l1, inner_lam, kappa):
+    """y' = x + momentum (x - x_prev) at x = S(v); v += step (y' - y); w = S(v) (L1).
+    Returns :func:`_gap_terms` at the moved v and w from the same pass (u does not move:
+    lam' v - kappa y shifts by kappa (y' - y) - kappa (y' - y)); sequential sums, as a
+    loop that stores must sum (:mod:`crfsdca.runtime.jit`)."""
+    conj = 0.0
+    rest = 0.0
     for i in range(len(center)):
         j = _at(support, i)
-        x = w[j]
+        x = _inner(v, j, threshold, thresholded)
         y = x + momentum * (x - previous[i])
         previous[i] = x
         v[j] += step * (y - center[i])
         center[i] = y
+        x = _inner(v, j, threshold, thresholded)
         if thresholded:
-            a = abs(v[j]) - threshold
-            w[j] = np.copysign(a, v[j]) if a > 0.0 else 0.0
+            w[j] = x
+        u = inner_lam * v[j] - kappa * y
+        s = max(abs(u) - l1, 0.0)
+        conj += s * s
+        rest += x * (0.5 * lam * x - u) + l1 * abs(x)
+    return conj / (2.0 * lam), rest
+
+
+def _excess(terms: tuple[float, float]) -> float:
+    """g*(u) - <u, w> + g(w) from :func:`_gap_terms`: >= 0 by Fenchel-Young; a sum with
+    cancellation, so clipped at 0."""
+    return max(terms[0] + terms[1], 0.0)
 
 
 @njit(**NJIT)
@@ -199,22 +227,39 @@ class CatalystLoop:
     def _args(self):
         return self.center, self.support, self.lam, self.l1, self.inner_lam, self.kappa
 
-    def dual(self, v: np.ndarray, mean_entropy: float) -> float:
-        """D(mu) of the original problem, a lower bound on P*."""
-        return mean_entropy - _conjugate(v, *self._args())
+    def _inner_args(self):
+        """The threshold of w = S(v) and whether there is one (L1; else w is v)."""
+        return self.l1 / self.inner_lam, self.l1 > 0
 
-    def gap_estimate(self, inner_gap: float, v: np.ndarray, w: np.ndarray) -> float:
+    def dual(self, v: np.ndarray, mean_entropy: float, conjugate: float | None = None) -> float:
+        """D(mu) of the original problem, a lower bound on P*; ``conjugate``: g*(u) where
+        a pass at the same u gave it (:meth:`next_round`)."""
+        if conjugate is None:
+            conjugate = _conjugate(v, *self._args())
+        return mean_entropy - conjugate
+
+    def gap_terms(self, v: np.ndarray) -> tuple[float, float]:
+        """(g*(u), -<u, w> + g(w)) at the inner weights w = S(v), read from v."""
+        return _gap_terms(v, *self._args(), *self._inner_args())
+
+    def gap_estimate(self, inner_gap: float, v: np.ndarray,
+                     terms: tuple[float, float] | None = None) -> float:
         """An estimate of P(w) - D(mu) from the inner problem's gap estimate (the mean of
         SDCA's stored block gaps): P_inner(w) - D_inner(mu) equals the mean of the block
-        gaps, and P(w) - D(mu) exceeds it by g*(u) - <u, w> + g(w) >= 0."""
-        return inner_gap + _gap_excess(v, w, *self._args())
+        gaps, and P(w) - D(mu) exceeds it by g*(u) - <u, w> + g(w) >= 0 (``terms``: its
+        parts where a pass at the same v gave them, :meth:`gap_terms`). w = S(v) is read
+        from v, so the estimate needs no w set."""
+        return inner_gap + _excess(self.gap_terms(v) if terms is None else terms)
 
-    def next_round(self, v: np.ndarray, w: np.ndarray) -> None:
-        """End a round at the inner weights w: extrapolate the new center and shift v (and
-        w with it, in place)."""
-        _next_round(v, w, self.center, self.previous, self.support, self.momentum,
-                    self.kappa / self.inner_lam, self.l1 / self.inner_lam, w is not v)
+    def next_round(self, v: np.ndarray, w: np.ndarray) -> tuple[float, float]:
+        """End a round at the inner weights S(v): extrapolate the new center and shift v,
+        setting w = S(v) on the support (L1; in place); returns :meth:`gap_terms` at the
+        moved v, made in the same pass."""
+        terms = _next_round(v, w, self.center, self.previous, self.support, self.momentum,
+                            self.kappa / self.inner_lam, *self._inner_args(),
+                            self.lam, self.l1, self.inner_lam, self.kappa)
         self.rounds += 1
+        return terms
 
 
 __all__ = ["CatalystLoop", "L1_MOMENTUM", "kappa_ratio", "momentum_share"]

@@ -30,7 +30,7 @@ from ..data.sequences import Sequences
 from ..model.chain import chain_entropy, smoothed_dirac_marginals
 from ..model.objective import unary_store
 from ..model.oracle import make_workspace, sum_products
-from ..model.passes import sequence_weight
+from ..model.passes import chunk_bounds, claim, claims, sequence_weight
 from ..model.stats import (
     add_dense_label_stats,
     add_dense_marginal_stats,
@@ -39,6 +39,7 @@ from ..model.stats import (
     apply_mask,
 )
 from ..runtime.jit import NJIT, aligned_empty, aligned_zeros, stream_empty
+from ..runtime.threads import run_parallel
 from .sdca_linesearch import (
     MAX_LINE_SEARCH_ITERATIONS,
     _entropy_terms,
@@ -187,6 +188,24 @@ def _compact_dirac(seq, K, c, n_attr, scale, mu_unary, mu_pair, entropies, w_hat
             _weight_terms(seq, K, n_attr, scale, mu_unary, mu_pair, i, w_hat)
 
 
+@njit(**NJIT)
+def _compact_dirac_chunks(seq, K, c, mu_unary, mu_pair, entropies, ws, bounds, counter,
+                          locks):
+    """:func:`_compact_dirac`'s blocks and entropies for the chunks of ``bounds`` this
+    thread claims (w_hat's terms are summed after, in sequence order)."""
+    zeros = np.zeros(K * K)
+    while True:
+        ch = claim(counter, locks)
+        if ch >= len(bounds) - 1:
+            return
+        for i in range(bounds[ch], bounds[ch + 1]):
+            start = seq.offsets[i]
+            T = seq.offsets[i + 1] - start
+            smoothed_dirac_marginals(seq.labels, start, T, K, c, ws, zeros)
+            entropies[i] = chain_entropy(ws.unary, 0, ws.pair, 0, T, K)
+            _from_exact_block(ws.unary, 0, ws.pair, 0, T, K, mu_unary, start * K, mu_pair, i)
+
+
 @njit(inline="always", **NJIT)
 def _from_exact_block(unary, u0, pair, p0, T, K, mu_unary, v0, mu_pair, i):
     """A block of the exact store (unary from ``u0``, T - 1 pairwise tables from ``p0``)
@@ -262,16 +281,26 @@ def compact_dirac(seq: Sequences, n_labels: int, c: float = 10.0):
 
 def compact_dirac_start(seq: Sequences, n_attr: int, n_labels: int, lam: float,
                         mask: np.ndarray | None = None, c: float = 10.0,
-                        directory: str | None = None):
+                        directory: str | None = None, threads: int = 1):
     """SDCA's start at the smoothed Dirac in the compact store: (mu_unary, the pairwise
     sums, w_hat(mu), the entropies), as :func:`~crfsdca.model.objective.dirac_start` gives
-    the exact store's."""
+    the exact store's, on ``threads`` threads with the same bits."""
     K = n_labels
     mu_unary, mu_pair, entropies = compact_store(seq, K, directory)
     w_hat = aligned_zeros(n_attr * K + 3 * K + K * K)
-    ws = make_workspace(int(np.max(np.diff(seq.offsets))), K)
-    _compact_dirac(seq, K, float(c), n_attr, 1.0 / (lam * seq.n_sequences), mu_unary,
-                   mu_pair, entropies, w_hat, ws)
+    scale = 1.0 / (lam * seq.n_sequences)
+    if threads == 1:
+        ws = make_workspace(int(np.max(np.diff(seq.offsets))), K)
+        _compact_dirac(seq, K, float(c), n_attr, scale, mu_unary, mu_pair, entropies, w_hat,
+                       ws)
+    else:  # the blocks on every thread, then w_hat's sums in the one thread's order
+        bounds = chunk_bounds(seq)
+        counter, locks = claims()
+        run_parallel([(lambda: _compact_dirac_chunks(
+            seq, K, float(c), mu_unary, mu_pair, entropies,
+            make_workspace(int(np.max(np.diff(seq.offsets))), K), bounds, counter, locks))
+            for _ in range(threads)])
+        _weights(seq, K, n_attr, scale, mu_unary, mu_pair, w_hat)
     if mask is not None:
         apply_mask(w_hat, mask)
     return mu_unary, mu_pair, w_hat, entropies

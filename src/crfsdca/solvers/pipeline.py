@@ -215,6 +215,13 @@ def settle_weights(v, w, kappa, entries, n_attr, K):
     for e in range(len(entries)):
         j = entries[e]
         w[j] = soft(v[j], kappa)
+    settle_bias_transitions(v, w, kappa, n_attr, K)
+
+
+@njit(**NJIT)
+def settle_bias_transitions(v, w, kappa, n_attr, K):
+    """w = S_kappa(v) on the bias and transitions, which the steps move whatever the
+    feature set (:func:`settle_weights`' last part, after a pass that set the rest)."""
     for j in range(n_attr * K, n_attr * K + 3 * K + K * K):
         w[j] = soft(v[j], kappa)
 

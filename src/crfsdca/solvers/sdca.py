@@ -30,7 +30,14 @@ from .compact_store import (
 )
 from .index import max_distinct_attributes, max_distinct_edge_attributes, sequence_index
 from .minibatch import batch_run, make_batch, make_step_buffers
-from .pipeline import defers_w, make_flow, make_slots, pipeline_run, settle_weights
+from .pipeline import (
+    defers_w,
+    make_flow,
+    make_slots,
+    pipeline_run,
+    settle_bias_transitions,
+    settle_weights,
+)
 from .registry import SDCA_OPTIONS, store_window_mib
 from .rng import make_rng
 from .sampling import make_sampler, window_size
@@ -101,14 +108,15 @@ def _check_compact(options, n_edges: int) -> None:
                           "dual_store 'exact'")
 
 
-def _compact_start(p: Problem, options, initial):
+def _compact_start(p: Problem, options, initial, threads: int):
     """The compact store, w_hat and the entropies a run starts from: the smoothed Dirac,
     or a kept dual state (a compact one: unary, pairwise sums, entropy bounds; or an exact
     one's marginals, summed, with their exact entropies)."""
     K, where = p.n_labels, options["store_dir"]
     if initial is None:
         return compact_dirac_start(p.train, p.n_attributes, K, p.lam, p.feature_mask,
-                                   c=options["init_c"], directory=where)
+                                   c=options["init_c"], directory=where,
+                                   threads=threads if where is None else 1)  # a file: one pass
     if len(initial) == 2:
         mu_unary, mu_pair, entropies = compact_from_exact(p.train, K, *initial, where)
     else:
@@ -186,7 +194,7 @@ class SDCA(Solver):
         self.compact = o["dual_store"] == "compact"
         if self.compact:
             _check_compact(o, E)
-            mu_unary, mu_pair, v, entropies = _compact_start(p, o, initial_marginals)
+            mu_unary, mu_pair, v, entropies = _compact_start(p, o, initial_marginals, self.threads)
         elif initial_marginals is None:  # the store, w_hat and the entropies
             mu_unary, mu_pair, v, entropies = dirac_start(
                 p.train, p.n_attributes, K, p.lam, p.feature_mask, c=o["init_c"], dtype=dtype,
@@ -274,6 +282,7 @@ class SDCA(Solver):
         self._spares = None
         self._steps = 0
         self._dual_at = (-1, np.nan)  # (the step count, D(mu) there): see dual()
+        self._conjugate_at = (-1, np.nan)  # (the step count, g*(u) there, a pass made it)
         self.resync()
         self._next_refresh = self.refresh_every * n if self.refresh_every > 0 else np.inf
         self._round_end_at = -1  # the step count at which a Catalyst round last ended
@@ -315,25 +324,35 @@ class SDCA(Solver):
         estimate, and kappa moves by the inner gap's share in it (:mod:`.catalyst_kappa`)
         before the refresh."""
         cat, rule = self.catalyst, self.kappa_rule
-        w = self._current_w()
         probe = rule is not None and rule.probes(cat.rounds + 1)
         self._x_left = (not probe and self.stop_at is not None
                         and self.gap_estimate() > X_PASS_WITHIN * self.stop_at)
-        x_gap = np.inf if self._x_left else self._primal_gap(w)
+        x_gap = np.inf if self._x_left else self._primal_gap(self._current_w())
         kappa = cat.kappa
         if probe:  # the share of the inner problem's gap in x_k's certificate
-            excess = cat.gap_estimate(0.0, self.state.v, w)
+            excess = cat.gap_estimate(0.0, self.state.v)
             kappa = rule.next(max(x_gap - excess, 0.0) / x_gap if x_gap > 0 else 0.0, kappa)
-        cat.next_round(self.state.v, w)
+        terms = cat.next_round(self.state.v, self.state.w)  # w = S(v) there, x_k from v
+        self._w_settled_by_round()
         if kappa != cat.kappa:
-            lam = cat.retune(kappa, self.state.v, w)
+            lam = cat.retune(kappa, self.state.v, self.state.w)
             p = self.problem
             self.options = self.options._replace(lam_n=lam * p.n, kappa=p.l1 / lam)
-        w_gap = self._refreshed_gap()
+            terms = None  # the same u (and g*(u)), another w
+        w_gap = self._refreshed_gap(terms)
         self._round_gap = min(x_gap, w_gap)
         self._round_point = "x" if x_gap <= w_gap else "w"
         self._round_end_at = self._steps
         self._next_round += self.problem.n
+
+    def _w_settled_by_round(self) -> None:
+        """A round's end set w = S(v) on Catalyst's support (every weight, or the feature
+        set, which holds the weights a pipeline's run leaves to set): the bias and
+        transitions remain."""
+        if self._w_stale:
+            p, s = self.problem, self.state
+            settle_bias_transitions(s.v, s.w, self.options.kappa, p.n_attributes, p.n_labels)
+            self._w_stale = False
 
     def settle(self) -> bool:
         """At a round end that left out x_k's primal pass (``X_PASS_WITHIN``), make it:
@@ -361,14 +380,15 @@ class SDCA(Solver):
         value = primal(w, p.train, p.n_attributes, p.n_labels, p.lam, p.l1, self.threads)
         return max(value - self.dual(), 0.0)  # rounding must not make it negative
 
-    def _refreshed_gap(self) -> float:
+    def _refreshed_gap(self, terms: tuple[float, float] | None) -> float:
         """P(w) - D(mu) of the original problem at the current w, exactly: every stored
         gap refreshed there (n scores-and-forward passes), the inner mean plus the O(d)
-        rest."""
+        rest (``terms``: its parts, where the round's pass made them)."""
         self.refresh_gaps()
         self.resync()
-        return self.catalyst.gap_estimate(self._mean_stored_gap(), self.state.v,
-                                          self._current_w())
+        if terms is not None:
+            self._conjugate_at = (self._steps, terms[0])
+        return self.catalyst.gap_estimate(self._mean_stored_gap(), self.state.v, terms)
 
     def _at_round_end(self) -> bool:
         return self.catalyst is not None and self._round_end_at == self._steps
@@ -507,7 +527,9 @@ class SDCA(Solver):
         self.resync()
         s = self.state.scalars
         if self.catalyst is not None:
-            value = self.catalyst.dual(self.state.v, s[SUM_ENTROPY] / self.problem.n)
+            at, conjugate = self._conjugate_at
+            value = self.catalyst.dual(self.state.v, s[SUM_ENTROPY] / self.problem.n,
+                                       conjugate if at == self._steps else None)
         else:
             value = -0.5 * self.problem.lam * s[W_NORM2] + s[SUM_ENTROPY] / self.problem.n
         self._dual_at = (self._steps, value)
@@ -536,7 +558,9 @@ class SDCA(Solver):
             return self._round_gap
         inner = self._mean_stored_gap()
         if self.catalyst is not None:  # the original problem's, from the inner one's
-            return self.catalyst.gap_estimate(inner, self.state.v, self._current_w())
+            terms = self.catalyst.gap_terms(self.state.v)  # reads S(v), not w
+            self._conjugate_at = (self._steps, terms[0])  # for dual() at the same mu
+            return self.catalyst.gap_estimate(inner, self.state.v, terms)
         return inner
 
     def gap_estimate_floor(self) -> float:
