@@ -22,7 +22,7 @@ from crfsdca.model.features import soft_threshold
 from crfsdca.model.objective import primal
 from crfsdca.model.oracle import transition_offset, transition_potentials, unary_scores
 from crfsdca.solvers.base import Problem
-from crfsdca.solvers.pipeline import _read_thresholded
+from crfsdca.solvers.pipeline import _gather, _potentials
 from crfsdca.solvers.registry import SAMPLERS, make_solver
 
 
@@ -120,13 +120,15 @@ def test_random_problems_give_one_model_on_one_thread_or_two(seed, n, l1, sample
     assert np.array_equal(runs[0][0], runs[1][0]) and np.array_equal(runs[0][1], runs[1][1])
 
 
-@given(st.integers(0, 2**16), st.booleans(), st.integers(0, 5), st.floats(0.01, 1.0))
+@given(st.integers(0, 2**16), st.booleans(), st.integers(0, 5), st.floats(0.01, 1.0),
+       st.booleans())
 @settings(max_examples=25, deadline=None)
-def test_elastic_net_reads_of_v_give_the_scores_and_potentials_of_its_threshold(
-        seed, real, dense, kappa):
-    """With the elastic net R reads v alone and thresholds the rows it gathers: its unary
-    scores and transition potentials are those of w = S_kappa(v), bit for bit (binary or
-    real attribute values, with and without a dense block)."""
+def test_reads_of_gathered_rows_give_the_scores_and_potentials_of_the_weights(
+        seed, real, dense, kappa, thresholded):
+    """R copies the rows it reads (of v with the elastic net, thresholded) and the compute
+    sums the scores from the copy: its unary scores and transition potentials are those
+    of w (w = S_kappa(v) with the elastic net), bit for bit (binary or real attribute
+    values, with and without a dense block)."""
     rng = np.random.default_rng(seed)
     K, A = 3, 7
     seq = random_split(rng, 6, 6, K, A, max_attrs=4, real=real)
@@ -138,11 +140,12 @@ def test_elastic_net_reads_of_v_give_the_scores_and_potentials_of_its_threshold(
     p = Problem(seq, n_attr, K, 0.1, l1=0.05)
     s = make_solver("sdca", p, seed=0, pipeline=True)
     v = rng.normal(scale=2 * kappa, size=len(s.state.v))  # a share in [-kappa, kappa]
-    w = soft_threshold(v, kappa)
+    w = soft_threshold(v, kappa) if thresholded else v
     buf = s.slots[0]
     small, scores, trans = np.zeros(3 * K + K * K), np.zeros(seq.n_tokens * K), np.zeros(K * K)
     for i in range(seq.n_sequences):
-        tmax = _read_thresholded(v, n_attr, K, s.index, i, buf, small, kappa, True)
+        _gather(v, n_attr, K, s.index, i, buf, small, kappa, thresholded, True)
+        tmax = _potentials(K, s.index, i, buf, small, kappa, thresholded)
         T = unary_scores(w, n_attr, K, seq, i, scores)
         assert tmax == transition_potentials(w, transition_offset(n_attr, K), K, trans)
         assert np.array_equal(buf.ws.scores[:T * K], scores[:T * K])

@@ -9,14 +9,16 @@ elastic net's quadratic at its step) and taken only where it still raises the du
 exactly (as a mini-batch's steps): the dual never falls and the duality gap certifies
 the weights as sequential SDCA's does.
 
-What needs the weights of a step is read in one place, its oracle's scores and
-transition potentials (R below): <w, u> then comes from them, <w, u> = (-1 / lam n)
-(sum_t <delta_t, s_t> + <W, sum_t delta_t^pair>), the scores s_t holding every weight of
-token t's features (a weight outside the feature set is 0, where the direction is
-masked). With the elastic net, R reads v alone (the rows its exact split needs too) and
-thresholds them itself, A reads S_kappa(v) and moves v alone: w = S_kappa(v) is set on
-the feature set when w is next read (:func:`settle_weights`), so the steps touch one
-array of the weights' size rather than two (the same sums, the same model). So with two
+What needs the weights of a step is read in one place (R below): a copy of its
+sequence's rows of the weights and of the bias and transitions, from which its compute
+sums its oracle's scores and transition potentials (the next step's move waits for the
+copy alone). <w, u> then comes from them, <w, u> = (-1 / lam n) (sum_t <delta_t, s_t> +
+<W, sum_t delta_t^pair>), the scores s_t holding every weight of token t's features (a
+weight outside the feature set is 0, where the direction is masked). With the elastic
+net, R copies v alone (the rows its exact split needs too) and thresholds them, A reads
+S_kappa(v) and moves v alone: w = S_kappa(v) is set on the feature set when w is next
+read (:func:`settle_weights`), so the steps touch one array of the weights' size rather
+than two (the same sums, the same model). So with two
 threads, step k + 1's oracle and line search overlap step k's, and the threads wait on
 two counters (:func:`~crfsdca.runtime.barrier.wait_at_least`) only where the order of
 reads and writes of the weights says:
@@ -96,8 +98,8 @@ class Flow(NamedTuple):
     gammas: np.ndarray  # float64 (2): its line search's step size
     entropies: np.ndarray  # float64 (2): the entropy there (NaN: not evaluated)
     vv: np.ndarray  # float64 (2): ||u||^2 of its direction
-    v_small: np.ndarray  # float64 (2, 3K + K^2): the elastic net's v on the bias and
-    #                      transitions, as the step read them
+    v_small: np.ndarray  # float64 (2, 3K + K^2): the bias and transitions of v (of w
+    #                      without the elastic net) as the step read them
 
 
 def make_flow(n_labels: int) -> Flow:
@@ -133,10 +135,12 @@ def _draw(k, sampler, rng, flow, n):
 
 @njit(**NJIT)
 def _read(k, w, n_attr, K, idx, st, buf, opt, members, flow):
-    """R(k): what step k reads of the weights: its unary scores and transition
-    potentials into its slot; returns the transitions' max. The store block it reads
-    next is fetched meanwhile. With the elastic net it reads v's rows alone
-    (:func:`_read_thresholded`)."""
+    """R(k): step k's copy of the weights it reads, its sequence's rows (of v with the
+    elastic net, thresholded: :func:`_gather`) and the bias and transitions, into its
+    slot; what it computes from them waits for its compute (:func:`_potentials`), since
+    the next step's move waits for this read. The store block it reads next is fetched
+    meanwhile. With transition attributes (no elastic net) it reads the scores and
+    potentials from w at once; returns their max then (0 otherwise)."""
     slot = k % 2
     i = members[flow.drawn[slot]]
     start = idx.offsets[i]
@@ -144,43 +148,55 @@ def _read(k, w, n_attr, K, idx, st, buf, opt, members, flow):
     p0 = pair_start(start, i, K, opt.compact)
     prefetch_range(st.mu_pair, p0, p0 + pair_rows(T, opt.compact) * K * K)
     prefetch_range(st.mu_unary, start * K, (start + T) * K)
-    if defers_w(opt):
-        return _read_thresholded(st.v, n_attr, K, idx, i, buf, flow.v_small[slot], opt.kappa,
-                                 l1_split_search(opt))
-    unary_scores(w, n_attr, K, idx, i, buf.ws.scores)
-    return _read_potentials(w, n_attr, K, idx, i, buf)
+    if len(idx.edge_indptr) > 0:
+        unary_scores(w, n_attr, K, idx, i, buf.ws.scores)
+        return _read_potentials(w, n_attr, K, idx, i, buf)
+    thresholded = defers_w(opt)
+    _gather(st.v if thresholded else w, n_attr, K, idx, i, buf, flow.v_small[slot],
+            opt.kappa, thresholded, l1_split_search(opt))
+    return 0.0
 
 
 @njit(**NJIT)
-def _read_thresholded(v, n_attr, K, idx, i, buf, small, kappa, split):
-    """R of the elastic net, where the moves leave w and w = S_kappa(v) is made at the
-    next reading of w (:func:`settle_weights`): the thresholds w of sequence i's rows of v
-    (into ``buf.v_emission``, the bias into ``buf.v_bias``, both free until the step's
-    direction; W into ``buf.w_trans``) give the scores and potentials, the same sums in
-    the same order as :func:`unary_scores` on w. With the exact ``split`` the rows of v
-    are also kept for it (``buf.v_rows``, the bias and transitions in ``small``). So the
-    pipeline's steps touch one array of the weights' size, not two."""
+def _gather(v, n_attr, K, idx, i, buf, small, kappa, thresholded, split):
+    """Sequence i's rows of ``v`` into ``buf.v_emission`` (free until the step's
+    direction), thresholded where the moves leave w (the elastic net: w = S_kappa(v) is
+    made at the next reading of w, :func:`settle_weights`), and the bias and transitions
+    as they are into ``small``; with the exact ``split`` the rows as they are too
+    (``buf.v_rows``). So the pipeline's steps touch one array of the weights' size, not
+    two, and hold the chain of reads and moves for the copy alone."""
     _prefetch_rows(v, idx, i, K)
     ua0 = idx.uniq_ptr[i]
     for r in range(idx.uniq_ptr[i + 1] - ua0):
         base = idx.uniq_attr[ua0 + r] * K
         src = v[base:base + K]
         rows = buf.v_emission[r * K:(r + 1) * K]
-        for c in range(K):
-            rows[c] = soft(src[c], kappa)
+        if thresholded:
+            for c in range(K):
+                rows[c] = soft(src[c], kappa)
+        else:
+            for c in range(K):
+                rows[c] = src[c]
         if split:
             dst = buf.v_rows[r * K:(r + 1) * K]
             for c in range(K):
                 dst[c] = src[c]
     ob = n_attr * K
+    for j in range(3 * K + K * K):
+        small[j] = v[ob + j]
+
+
+@njit(**NJIT)
+def _potentials(K, idx, i, buf, small, kappa, thresholded):
+    """The rest of R after its copy (:func:`_gather`): the bias (``buf.v_bias``) and W
+    (``buf.w_trans``) from ``small``, thresholded with the elastic net, the scores from
+    the gathered rows, the same sums in the same order as :func:`unary_scores` on w, and
+    the transition potentials; returns their max."""
     for j in range(3 * K):
-        buf.v_bias[j] = soft(v[ob + j], kappa)
-    ow = ob + 3 * K
+        buf.v_bias[j] = soft(small[j], kappa) if thresholded else small[j]
     for j in range(K * K):
-        buf.w_trans[j] = soft(v[ow + j], kappa)
-    if split:
-        for j in range(3 * K + K * K):
-            small[j] = v[ob + j]
+        x = small[3 * K + j]
+        buf.w_trans[j] = soft(x, kappa) if thresholded else x
     _gathered_scores(buf.v_emission, buf.v_bias, K, idx, i, buf.ws.scores)
     return transition_potentials(buf.w_trans, 0, K, buf.ws.trans)
 
@@ -280,6 +296,8 @@ def _compute(k, w, n_attr, K, idx, st, own, buf, opt, members, flow, tmax):
     T = idx.offsets[i + 1] - start
     u0, p0 = start * K, pair_start(start, i, K, opt.compact)
     stride = _stride(idx, K)
+    if len(idx.edge_indptr) == 0:  # R's copy, read
+        tmax = _potentials(K, idx, i, buf, flow.v_small[slot], opt.kappa, defers_w(opt))
     logz = _chain(buf, T, K, tmax, stride, opt.compact)
     own.counters[ORACLE] += 1
     h_nu = chain_score_entropy(buf.ws, buf.w_trans, T, K, logz) if opt.compact else 0.0
