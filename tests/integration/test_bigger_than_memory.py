@@ -24,6 +24,10 @@ def vm_data():
 import numpy as np
 from crfsdca import CRF
 CRF(c2=0.1, max_iterations=1).fit([[{"a": 1}, {"b": 1}]] * 3, [["x", "y"]] * 3)
+import tempfile  # the kernels of the store the limit forces, compiled (and cached) before it:
+with tempfile.TemporaryDirectory() as where:  # LLVM compiling under the limit aborts
+    CRF(c2=0.1, max_iterations=1, dual_store="exact", store_dtype="float32",
+        store_dir=where).fit([[{"a": 1}, {"b": 1}]] * 3, [["x", "y"]] * 3)
 if room:  # the limit: what this process holds once ready, plus room
     limit = vm_data() + room
     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))

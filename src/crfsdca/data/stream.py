@@ -73,7 +73,7 @@ def nonempty_pairs(pairs: Iterable[tuple], skipped: list[int]) -> Iterator[tuple
     labels is an error. A sequence given as an iterator comes out as a list."""
     for i, (xseq, yseq) in enumerate(pairs):
         xseq, yseq = _read(xseq), _read(yseq)
-        if isinstance(xseq, Sized) and len(xseq) == 0:
+        if len(xseq) == 0 if type(xseq) is list else isinstance(xseq, Sized) and len(xseq) == 0:
             if isinstance(yseq, Sized) and len(yseq):
                 raise ValueError(f"sequence {i} has 0 items but {len(yseq)} labels")
             skipped.append(i)
@@ -84,7 +84,10 @@ def nonempty_pairs(pairs: Iterable[tuple], skipped: list[int]) -> Iterator[tuple
 def _read(seq):
     """A sequence given as an iterator (a generator of items or labels) read into a list,
     so that it can be checked and still be encoded (or fitted once per fold); anything
-    else as it is."""
+    else as it is (a list at once: the checks of abstract classes cost a tenth of a second
+    on CoNLL-2002 Dutch's 15,806 sequences)."""
+    if type(seq) is list:
+        return seq
     return list(seq) if isinstance(seq, Iterable) and not isinstance(seq, Sized) else seq
 
 
