@@ -172,6 +172,17 @@ def _weight_terms(seq, K, n_attr, scale, mu_unary, mu_pair, i, w_hat):
         add_dense_marginal_stats(w_hat, -s, mu_unary, u0, T, K, seq, i)
 
 
+@njit(inline="always", **NJIT)
+def _dirac_block(seq, K, c, mu_unary, mu_pair, entropies, ws, zeros, i):
+    """Sequence i's block of the compact store at the smoothed Dirac and its exact
+    entropy (the workspace ``ws`` holds the block's exact marginals meanwhile)."""
+    start = seq.offsets[i]
+    T = seq.offsets[i + 1] - start
+    smoothed_dirac_marginals(seq.labels, start, T, K, c, ws, zeros)
+    entropies[i] = chain_entropy(ws.unary, 0, ws.pair, 0, T, K)
+    _from_exact_block(ws.unary, 0, ws.pair, 0, T, K, mu_unary, start * K, mu_pair, i)
+
+
 @njit(**NJIT)
 def _compact_dirac(seq, K, c, n_attr, scale, mu_unary, mu_pair, entropies, w_hat, ws):
     """Every sequence's block of the compact store at the smoothed Dirac (its exact
@@ -179,11 +190,7 @@ def _compact_dirac(seq, K, c, n_attr, scale, mu_unary, mu_pair, entropies, w_hat
     sequence order."""
     zeros = np.zeros(K * K)
     for i in range(len(seq.offsets) - 1):
-        start = seq.offsets[i]
-        T = seq.offsets[i + 1] - start
-        smoothed_dirac_marginals(seq.labels, start, T, K, c, ws, zeros)
-        entropies[i] = chain_entropy(ws.unary, 0, ws.pair, 0, T, K)
-        _from_exact_block(ws.unary, 0, ws.pair, 0, T, K, mu_unary, start * K, mu_pair, i)
+        _dirac_block(seq, K, c, mu_unary, mu_pair, entropies, ws, zeros, i)
         if len(w_hat):
             _weight_terms(seq, K, n_attr, scale, mu_unary, mu_pair, i, w_hat)
 
@@ -199,11 +206,7 @@ def _compact_dirac_chunks(seq, K, c, mu_unary, mu_pair, entropies, ws, bounds, c
         if ch >= len(bounds) - 1:
             return
         for i in range(bounds[ch], bounds[ch + 1]):
-            start = seq.offsets[i]
-            T = seq.offsets[i + 1] - start
-            smoothed_dirac_marginals(seq.labels, start, T, K, c, ws, zeros)
-            entropies[i] = chain_entropy(ws.unary, 0, ws.pair, 0, T, K)
-            _from_exact_block(ws.unary, 0, ws.pair, 0, T, K, mu_unary, start * K, mu_pair, i)
+            _dirac_block(seq, K, c, mu_unary, mu_pair, entropies, ws, zeros, i)
 
 
 @njit(inline="always", **NJIT)
