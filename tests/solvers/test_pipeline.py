@@ -22,8 +22,16 @@ from crfsdca.model.features import soft_threshold
 from crfsdca.model.objective import primal
 from crfsdca.model.oracle import transition_offset, transition_potentials, unary_scores
 from crfsdca.solvers.base import Problem
-from crfsdca.solvers.pipeline import _gather, _potentials
+from crfsdca.solvers.minibatch import _rebased
+from crfsdca.solvers.pipeline import (
+    _direct_potentials,
+    _gather,
+    _potentials,
+    _put_back,
+    _rebase_and_move,
+)
 from crfsdca.solvers.registry import SAMPLERS, make_solver
+from crfsdca.solvers.sdca_kernel import _apply_primal
 
 
 @pytest.fixture(autouse=True)
@@ -128,7 +136,8 @@ def test_reads_of_gathered_rows_give_the_scores_and_potentials_of_the_weights(
     """R copies the rows it reads (of v with the elastic net, thresholded) and the compute
     sums the scores from the copy: its unary scores and transition potentials are those
     of w (w = S_kappa(v) with the elastic net), bit for bit (binary or real attribute
-    values, with and without a dense block)."""
+    values, with and without a dense block); and so are those one thread's R sums from
+    w as it reads it, without the copy (no elastic net, no dense block)."""
     rng = np.random.default_rng(seed)
     K, A = 3, 7
     seq = random_split(rng, 6, 6, K, A, max_attrs=4, real=real)
@@ -150,6 +159,12 @@ def test_reads_of_gathered_rows_give_the_scores_and_potentials_of_the_weights(
         assert tmax == transition_potentials(w, transition_offset(n_attr, K), K, trans)
         assert np.array_equal(buf.ws.scores[:T * K], scores[:T * K])
         assert np.array_equal(buf.ws.trans[:K * K], trans)
+        if dense or thresholded:
+            continue
+        buf.ws.scores[:] = np.nan
+        assert tmax == _direct_potentials(v, n_attr, K, s.index, i, buf)
+        assert np.array_equal(buf.ws.scores[:T * K], scores[:T * K])
+        assert np.array_equal(buf.ws.trans[:K * K], trans)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -166,3 +181,39 @@ def test_elastic_net_runs_leave_w_the_threshold_of_v(threads, search):
         w = s.weights()
         assert np.array_equal(w, soft_threshold(s.state.v, s.options.kappa))
         assert not np.array_equal(w, before)
+
+
+@given(st.integers(0, 2**16), st.booleans(), st.floats(0.01, 1.0), st.booleans(),
+       st.floats(0.05, 1.0))
+@settings(max_examples=25, deadline=None)
+def test_one_pass_rebase_and_move_is_the_two_passes_and_puts_back_exactly(
+        seed, real, kappa, thresholded, gamma):
+    """One thread's A reads <w, u> in the pass that moves the weights: the same <w, u> as
+    the rebase's pass of reads, bit for bit (w = S_kappa(v) with the elastic net), the
+    same moved weights as the move's own pass, and the weights as they were, bit for
+    bit, once put back (a move that would lower the dual)."""
+    rng = np.random.default_rng(seed)
+    K, A = 3, 7
+    seq = random_split(rng, 6, 6, K, A, max_attrs=4, real=real)
+    p = Problem(seq, A, K, 0.1, l1=0.05 if thresholded else 0.0)
+    s = make_solver("sdca", p, seed=0, pipeline=True, l1_line_search="bound")
+    opt = s.options._replace(kappa=kappa if thresholded else 0.0)
+    buf = s.slots[0]
+    for i in range(seq.n_sequences):
+        nu = s.index.uniq_ptr[i + 1] - s.index.uniq_ptr[i]
+        buf.v_emission[:nu * K] = rng.normal(size=nu * K)
+        buf.v_bias[:] = rng.normal(size=3 * K)
+        buf.v_trans[:] = rng.normal(size=K * K)
+        v = rng.normal(scale=2 * kappa, size=len(s.state.v))
+        before = v.copy()
+        blk, _ = _rebased(v, A, K, s.index, s.state._replace(v=v), buf, opt, i, 1.0, gamma,
+                          thresholded)
+        moved = v.copy()
+        _apply_primal(moved, A, K, s.index, i, gamma, buf.v_emission, buf.v_bias, buf.v_trans)
+        assert not np.array_equal(moved, before)
+        wv = _rebase_and_move(v, A, K, s.index, i, buf, gamma, opt.kappa, thresholded,
+                              s.flow.kept)
+        assert wv == blk.wv
+        assert np.array_equal(v, moved)
+        _put_back(v, A, K, s.index, i, s.flow.kept)
+        assert np.array_equal(v, before)

@@ -12,9 +12,11 @@ the weights as sequential SDCA's does.
 What needs the weights of a step is read in one place (R below): a copy of its
 sequence's rows of the weights and of the bias and transitions, from which its compute
 sums its oracle's scores and transition potentials (the next step's move waits for the
-copy alone). <w, u> then comes from them, <w, u> = (-1 / lam n) (sum_t <delta_t, s_t> +
-<W, sum_t delta_t^pair>), the scores s_t holding every weight of token t's features (a
-weight outside the feature set is 0, where the direction is masked). With the elastic
+copy alone; on one thread no move waits, and R sums them as it reads, the same sums
+without a second pass over the rows). <w, u> then comes from them, <w, u> =
+(-1 / lam n) (sum_t <delta_t, s_t> + <W, sum_t delta_t^pair>), the scores s_t holding
+every weight of token t's features (a weight outside the feature set is 0, where the
+direction is masked). With the elastic
 net, R copies v alone (the rows its exact split needs too) and thresholds them, A reads
 S_kappa(v) and moves v alone: w = S_kappa(v) is set on the feature set when w is next
 read (:func:`settle_weights`), so the steps touch one array of the weights' size rather
@@ -100,13 +102,17 @@ class Flow(NamedTuple):
     vv: np.ndarray  # float64 (2): ||u||^2 of its direction
     v_small: np.ndarray  # float64 (2, 3K + K^2): the bias and transitions of v (of w
     #                      without the elastic net) as the step read them
+    kept: np.ndarray  # float64 (rows + 3K + K^2): the weights a move changed, as they were
+    #                   (one move at a time), put back where the dual would fall
 
 
-def make_flow(n_labels: int) -> Flow:
-    """The counters and slots for ``n_labels`` labels."""
+def make_flow(n_labels: int, rows: int) -> Flow:
+    """The counters and slots for ``n_labels`` labels, steps of up to ``rows`` entries of
+    emission weights."""
     K = n_labels
     return Flow(np.zeros(3, dtype=np.int32), np.zeros(2, dtype=np.int64),
-                *(np.zeros(2) for _ in range(5)), np.zeros((2, 3 * K + K * K)))
+                *(np.zeros(2) for _ in range(5)), np.zeros((2, 3 * K + K * K)),
+                np.zeros(rows + 3 * K + K * K))
 
 
 def make_slots(like: SDCABuffers) -> tuple[SDCABuffers, SDCABuffers]:
@@ -133,14 +139,27 @@ def _draw(k, sampler, rng, flow, n):
     record_gap(sampler, j, 0.0)
 
 
+@njit(inline="always", **NJIT)
+def _sums_at_read(direct, idx, opt):
+    """Whether R sums step k's scores and potentials itself rather than copying what
+    they read: with transition attributes, and on one thread (``direct``), where no move
+    waits for R and a copy is a second pass over the rows (the same sums,
+    :func:`_direct_potentials`: a fit on CoNLL-2002 Dutch at c1 = 0 about 10% sooner on
+    one thread with :func:`_rebase_and_move`); not with the elastic net, whose copy
+    thresholds each row once (no faster summed at once), or the dense columns."""
+    if len(idx.edge_indptr) > 0:
+        return True
+    return direct and not defers_w(opt) and len(idx.dense_attr) == 0
+
+
 @njit(**NJIT)
-def _read(k, w, n_attr, K, idx, st, buf, opt, members, flow):
+def _read(k, w, n_attr, K, idx, st, buf, opt, members, flow, direct):
     """R(k): step k's copy of the weights it reads, its sequence's rows (of v with the
     elastic net, thresholded: :func:`_gather`) and the bias and transitions, into its
     slot; what it computes from them waits for its compute (:func:`_potentials`), since
     the next step's move waits for this read. The store block it reads next is fetched
-    meanwhile. With transition attributes (no elastic net) it reads the scores and
-    potentials from w at once; returns their max then (0 otherwise)."""
+    meanwhile. Where it sums the scores and potentials itself (:func:`_sums_at_read`)
+    it returns their max (0 otherwise)."""
     slot = k % 2
     i = members[flow.drawn[slot]]
     start = idx.offsets[i]
@@ -152,6 +171,8 @@ def _read(k, w, n_attr, K, idx, st, buf, opt, members, flow):
         unary_scores(w, n_attr, K, idx, i, buf.ws.scores)
         return _read_potentials(w, n_attr, K, idx, i, buf)
     thresholded = defers_w(opt)
+    if _sums_at_read(direct, idx, opt):
+        return _direct_potentials(w, n_attr, K, idx, i, buf)
     _gather(st.v if thresholded else w, n_attr, K, idx, i, buf, flow.v_small[slot],
             opt.kappa, thresholded, l1_split_search(opt))
     return 0.0
@@ -221,6 +242,31 @@ def _gathered_scores(rows, bias, K, idx, i, out):
 
 
 @njit(**NJIT)
+def _direct_potentials(w, n_attr, K, idx, i, buf):
+    """:func:`_gather` then :func:`_potentials` without the copy (no elastic net, no
+    dense columns): the scores summed from the rows of w as they are read, in the same
+    order, so the same bits; the bias and W into ``buf.v_bias`` and ``buf.w_trans``;
+    returns the transitions' max."""
+    _prefetch_rows(w, idx, i, K)
+    ob = n_attr * K
+    for j in range(3 * K):
+        buf.v_bias[j] = w[ob + j]
+    for j in range(K * K):
+        buf.w_trans[j] = w[ob + 3 * K + j]
+    start = idx.offsets[i]
+    T = idx.offsets[i + 1] - start
+    real = len(idx.attr_values) > 0
+    for t in range(T):
+        o = buf.ws.scores[t * K:(t + 1) * K]
+        for c in range(K):
+            o[c] = buf.v_bias[3 * c]
+        add_end_bias(buf.v_bias, K, t, T, o)
+        add_token_rows(w, K, idx.attr_indptr, idx.attr_indices, idx.attr_values, real,
+                       start + t, o)
+    return transition_potentials(buf.w_trans, 0, K, buf.ws.trans)
+
+
+@njit(**NJIT)
 def settle_weights(v, w, kappa, entries, n_attr, K):
     """w = S_kappa(v) where the pipeline's moves may have changed v: ``entries`` (empty:
     every weight) and the bias and transitions."""
@@ -286,7 +332,7 @@ def _old_products(K, idx, i, T, buf, stride, scale):
 
 
 @njit(**NJIT)
-def _compute(k, w, n_attr, K, idx, st, own, buf, opt, members, flow, tmax):
+def _compute(k, w, n_attr, K, idx, st, own, buf, opt, members, flow, tmax, direct):
     """Step k against the weights R(k) read: the rest of its oracle (forward-backward,
     marginals, log Z), its block gap and delta, its direction and its line search, into
     its slot (reads of the state: its own dual block and entropy only)."""
@@ -296,7 +342,7 @@ def _compute(k, w, n_attr, K, idx, st, own, buf, opt, members, flow, tmax):
     T = idx.offsets[i + 1] - start
     u0, p0 = start * K, pair_start(start, i, K, opt.compact)
     stride = _stride(idx, K)
-    if len(idx.edge_indptr) == 0:  # R's copy, read
+    if not _sums_at_read(direct, idx, opt):  # R's copy, read
         tmax = _potentials(K, idx, i, buf, flow.v_small[slot], opt.kappa, defers_w(opt))
     logz = _chain(buf, T, K, tmax, stride, opt.compact)
     own.counters[ORACLE] += 1
@@ -334,8 +380,69 @@ def _compute(k, w, n_attr, K, idx, st, own, buf, opt, members, flow, tmax):
     flow.vv[slot] = vv
 
 
+@njit(inline="always", **NJIT)
+def _moves_while_rebasing(direct, idx, opt):
+    """Whether A reads <w, u> in the pass that moves the weights (:func:`_rebase_and_move`):
+    on one thread (``direct``; on two, where the rows come from the other core, the
+    pass of reads and then the moves took 6% longer), and not with the elastic net's
+    exact split (Q's change at the step), transition attributes (their rows), or a
+    rounded store (whose update makes the direction anew)."""
+    return (direct and len(idx.edge_indptr) == 0 and not l1_split_search(opt)
+            and (opt.compact or opt.exact_store))
+
+
 @njit(**NJIT)
-def _move(k, w, n_attr, K, idx, st, bufs, opt, members, flow, sampler):
+def _rebase_and_move(v, n_attr, K, idx, i, buf, gamma, kappa, thresholded, kept):
+    """v += gamma u on sequence i's direction, its entries as they were into ``kept``;
+    returns <w, u> at them (w = S_kappa(v) with ``thresholded``), summed in the order of
+    :func:`~.minibatch._rebased`: the same bits, in one pass over the rows rather than
+    two (the move is put back, :func:`_put_back`, where it would lower the dual)."""
+    wv = 0.0
+    ua0 = idx.uniq_ptr[i]
+    nu = idx.uniq_ptr[i + 1] - ua0
+    for r in range(nu):
+        base = idx.uniq_attr[ua0 + r] * K
+        row = v[base:base + K]
+        u = buf.v_emission[r * K:(r + 1) * K]
+        old = kept[r * K:(r + 1) * K]
+        for c in range(K):
+            x = row[c]
+            old[c] = x
+            wv += (soft(x, kappa) if thresholded else x) * u[c]
+            row[c] = x + gamma * u[c]
+    ob = n_attr * K
+    m = nu * K
+    for j in range(3 * K):
+        x = v[ob + j]
+        kept[m + j] = x
+        wv += (soft(x, kappa) if thresholded else x) * buf.v_bias[j]
+        v[ob + j] = x + gamma * buf.v_bias[j]
+    ow = ob + 3 * K
+    m += 3 * K
+    for j in range(K * K):
+        x = v[ow + j]
+        kept[m + j] = x
+        wv += (soft(x, kappa) if thresholded else x) * buf.v_trans[j]
+        v[ow + j] = x + gamma * buf.v_trans[j]
+    return wv
+
+
+@njit(**NJIT)
+def _put_back(v, n_attr, K, idx, i, kept):
+    """The entries :func:`_rebase_and_move` moved, as they were."""
+    ua0 = idx.uniq_ptr[i]
+    nu = idx.uniq_ptr[i + 1] - ua0
+    for r in range(nu):
+        base = idx.uniq_attr[ua0 + r] * K
+        for c in range(K):
+            v[base + c] = kept[r * K + c]
+    ob = n_attr * K
+    for j in range(3 * K + K * K):
+        v[ob + j] = kept[nu * K + j]
+
+
+@njit(**NJIT)
+def _move(k, w, n_attr, K, idx, st, bufs, opt, members, flow, sampler, direct):
     """A(k): step k rebased on the weights as they are (<w, u> again, or the elastic
     net's change at its step) and taken where it raises the dual there (sequential SDCA's
     move); its fresh gap recorded."""
@@ -344,7 +451,21 @@ def _move(k, w, n_attr, K, idx, st, bufs, opt, members, flow, sampler):
     j = flow.drawn[slot]
     i = members[j]
     gamma = flow.gammas[slot]
-    if gamma != 0.0:
+    if gamma != 0.0 and _moves_while_rebasing(direct, idx, opt):
+        _prefetch_rows(st.v, idx, i, K)
+        start = idx.offsets[i]
+        wv = _rebase_and_move(st.v, n_attr, K, idx, i, buf, gamma, opt.kappa, defers_w(opt),
+                              flow.kept)
+        blk = Block(i, start * K, pair_start(start, i, K, opt.compact),
+                    idx.offsets[i + 1] - start, K, n_attr,
+                    opt.lam_n / sequence_weight(idx, i), wv, flow.vv[slot], 0.0, 0.0, 0.0,
+                    0)
+        gamma = _update(w, idx, st, buf, blk, buf.ws.unary, buf.ws.pair, gamma,
+                        flow.entropies[slot], st.entropies[i], opt, sequence_weight(idx, i),
+                        np.nan, not defers_w(opt), True)
+        if gamma == 0.0:
+            _put_back(st.v, n_attr, K, idx, i, flow.kept)
+    elif gamma != 0.0:
         _prefetch_rows(st.v, idx, i, K)
         blk, change = _rebased(w, n_attr, K, idx, st, buf, opt, i, flow.vv[slot], gamma,
                                defers_w(opt))
@@ -357,10 +478,10 @@ def _move(k, w, n_attr, K, idx, st, bufs, opt, members, flow, sampler):
 
 
 @njit(**NJIT)
-def _read_step(k, w, n_attr, K, idx, st, buf, opt, members, flow, sampler, rng):
+def _read_step(k, w, n_attr, K, idx, st, buf, opt, members, flow, sampler, rng, direct):
     """D(k) and R(k); returns the transitions' max."""
     _draw(k, sampler, rng, flow, len(members))
-    return _read(k, w, n_attr, K, idx, st, buf, opt, members, flow)
+    return _read(k, w, n_attr, K, idx, st, buf, opt, members, flow, direct)
 
 
 @njit(**NJIT)
@@ -372,29 +493,31 @@ def pipeline_run(thread, threads, n_steps, w, n_attr, K, idx, st, own, bufs, sam
         tmax = 0.0
         if n_steps > 0:
             tmax = _read_step(0, w, n_attr, K, idx, st, bufs[0], opt, members, flow,
-                              sampler, rng)
-            _compute(0, w, n_attr, K, idx, st, own, bufs[0], opt, members, flow, tmax)
+                              sampler, rng, True)
+            _compute(0, w, n_attr, K, idx, st, own, bufs[0], opt, members, flow, tmax,
+                     True)
         for k in range(n_steps):
             if k + 1 < n_steps:
                 tmax = _read_step(k + 1, w, n_attr, K, idx, st, bufs[(k + 1) % 2], opt,
-                                  members, flow, sampler, rng)
-            _move(k, w, n_attr, K, idx, st, bufs, opt, members, flow, sampler)
+                                  members, flow, sampler, rng, True)
+            _move(k, w, n_attr, K, idx, st, bufs, opt, members, flow, sampler, True)
             if k + 1 < n_steps:
                 _compute(k + 1, w, n_attr, K, idx, st, own, bufs[(k + 1) % 2], opt,
-                         members, flow, tmax)
+                         members, flow, tmax, True)
         return
     c = flow.counters
     for k in range(thread, n_steps, 2):
         buf = bufs[k % 2]
         wait_at_least(c, APPLIED, k - 1)
         wait_at_least(c, READ, k)
-        tmax = _read_step(k, w, n_attr, K, idx, st, buf, opt, members, flow, sampler, rng)
+        tmax = _read_step(k, w, n_attr, K, idx, st, buf, opt, members, flow, sampler, rng,
+                          False)
         publish(c, READ, k + 1)
-        _compute(k, w, n_attr, K, idx, st, own, buf, opt, members, flow, tmax)
+        _compute(k, w, n_attr, K, idx, st, own, buf, opt, members, flow, tmax, False)
         wait_at_least(c, APPLIED, k)
         if k + 1 < n_steps:
             wait_at_least(c, READ, k + 2)
-        _move(k, w, n_attr, K, idx, st, bufs, opt, members, flow, sampler)
+        _move(k, w, n_attr, K, idx, st, bufs, opt, members, flow, sampler, False)
         publish(c, APPLIED, k + 1)
 
 

@@ -271,7 +271,7 @@ class SDCA(Solver):
         self._w_stale = False  # whether it left them (set when w is next read)
         if self.pipeline:
             self.slots = make_slots(self.buffers)
-            self.flow = make_flow(K)
+            self.flow = make_flow(K, len(self.buffers.v_emission))
             if defers_w(self.options):  # its moves leave w (:mod:`.pipeline`)
                 self._settled = (np.flatnonzero(p.mask) if len(p.mask) else
                                  np.zeros(0, dtype=np.int64))

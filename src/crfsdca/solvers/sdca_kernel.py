@@ -585,13 +585,14 @@ def refuses_losses(opt):
 
 @njit(inline="always", **NJIT)
 def _update(w, idx, st, buf, blk, d_unary, d_pair, gamma, h_ls, h_old, opt, weight,
-            q_known=np.nan, moves_w=True):
+            q_known=np.nan, moves_w=True, applied=False):
     """Phase ``update``: the dual block (with its new entropy), then w, for a step gamma
     that is not 0; returns the step taken (0 when it would lower the dual). The dual's
     entropy sum gains c_i times the block's change (``weight``). With the elastic net,
     ``q_known`` is Q(gamma) - Q(0) where a rebased move computed it (NaN: from the
     block's split), and without ``moves_w`` only v moves (the pipeline sets w = S(v)
-    after its run)."""
+    after its run). With ``applied`` the caller has moved the weights (w, or v without
+    ``moves_w``) already, and puts them back where this returns 0."""
     i, u0, p0, T, K, n_attr = blk.i, blk.u0, blk.p0, blk.T, blk.K, blk.n_attr
     lam_n = blk.lam_n
     wv, vv = blk.wv, blk.vv
@@ -625,8 +626,9 @@ def _update(w, idx, st, buf, blk, d_unary, d_pair, gamma, h_ls, h_old, opt, weig
                             -gamma)
         gamma = 0.0
     elif opt.kappa == 0.0:
-        _apply_primal(w, n_attr, K, idx, i, gamma, buf.v_emission, buf.v_bias,
-                      buf.v_trans)
+        if not applied:
+            _apply_primal(w, n_attr, K, idx, i, gamma, buf.v_emission, buf.v_bias,
+                          buf.v_trans)
         if len(idx.edge_indptr) > 0:
             _apply_edges(w, transition_offset(n_attr, K) + K * K, K, idx, i, gamma,
                          buf.v_rows)
@@ -634,7 +636,7 @@ def _update(w, idx, st, buf, blk, d_unary, d_pair, gamma, h_ls, h_old, opt, weig
     else:
         if moves_w:
             _apply_primal_l1(st, idx, buf, blk, gamma, opt.kappa)
-        else:
+        elif not applied:
             _apply_primal(st.v, n_attr, K, idx, i, gamma, buf.v_emission, buf.v_bias,
                           buf.v_trans)
         st.scalars[W_NORM2] += 2.0 * q_change
