@@ -16,12 +16,11 @@ copy alone; on one thread no move waits, and R sums them as it reads, the same s
 without a second pass over the rows). <w, u> then comes from them, <w, u> =
 (-1 / lam n) (sum_t <delta_t, s_t> + <W, sum_t delta_t^pair>), the scores s_t holding
 every weight of token t's features (a weight outside the feature set is 0, where the
-direction is masked). With the elastic
-net, R copies v alone (the rows its exact split needs too) and thresholds them, A reads
-S_kappa(v) and moves v alone: w = S_kappa(v) is set on the feature set when w is next
-read (:func:`settle_weights`), so the steps touch one array of the weights' size rather
-than two (the same sums, the same model). So with two
-threads, step k + 1's oracle and line search overlap step k's, and the threads wait on
+direction is masked). With the elastic net, R copies v alone (the rows its exact split
+needs too) and thresholds them, A reads S_kappa(v) and moves v alone: w = S_kappa(v) is
+set on the feature set when w is next read (:func:`settle_weights`), so the steps touch
+one array of the weights' size rather than two (the same sums, the same model). So with
+two threads, step k + 1's oracle and line search overlap step k's, and the threads wait on
 two counters (:func:`~crfsdca.runtime.barrier.wait_at_least`) only where the order of
 reads and writes of the weights says:
 
@@ -383,10 +382,10 @@ def _compute(k, w, n_attr, K, idx, st, own, buf, opt, members, flow, tmax, direc
 @njit(inline="always", **NJIT)
 def _moves_while_rebasing(direct, idx, opt):
     """Whether A reads <w, u> in the pass that moves the weights (:func:`_rebase_and_move`):
-    on one thread (``direct``; on two, where the rows come from the other core, the
-    pass of reads and then the moves took 6% longer), and not with the elastic net's
-    exact split (Q's change at the step), transition attributes (their rows), or a
-    rounded store (whose update makes the direction anew)."""
+    on one thread (``direct``; on two, where the rows come from the other core, the one
+    pass took 6% longer than a pass of reads and then the moves), and not with the
+    elastic net's exact split (Q's change at the step), transition attributes (their
+    rows), or a rounded store (whose update makes the direction anew)."""
     return (direct and len(idx.edge_indptr) == 0 and not l1_split_search(opt)
             and (opt.compact or opt.exact_store))
 
