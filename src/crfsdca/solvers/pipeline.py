@@ -143,9 +143,10 @@ def _sums_at_read(direct, idx, opt):
     """Whether R sums step k's scores and potentials itself rather than copying what
     they read: with transition attributes, and on one thread (``direct``), where no move
     waits for R and a copy is a second pass over the rows (the same sums,
-    :func:`_direct_potentials`: a fit on CoNLL-2002 Dutch at c1 = 0 about 10% sooner on
-    one thread with :func:`_rebase_and_move`); not with the elastic net, whose copy
-    thresholds each row once (no faster summed at once), or the dense columns."""
+    :func:`~crfsdca.model.oracle.unary_scores`: a fit on CoNLL-2002 Dutch at c1 = 0
+    about 10% sooner on one thread with :func:`_rebase_and_move`); not with the elastic
+    net, whose copy thresholds each row once (no faster summed at once), or the dense
+    columns."""
     if len(idx.edge_indptr) > 0:
         return True
     return direct and not defers_w(opt) and len(idx.dense_attr) == 0
@@ -166,12 +167,11 @@ def _read(k, w, n_attr, K, idx, st, buf, opt, members, flow, direct):
     p0 = pair_start(start, i, K, opt.compact)
     prefetch_range(st.mu_pair, p0, p0 + pair_rows(T, opt.compact) * K * K)
     prefetch_range(st.mu_unary, start * K, (start + T) * K)
-    if len(idx.edge_indptr) > 0:
+    if _sums_at_read(direct, idx, opt):  # the same sums as the copy's (a test)
+        _prefetch_rows(w, idx, i, K)
         unary_scores(w, n_attr, K, idx, i, buf.ws.scores)
         return _read_potentials(w, n_attr, K, idx, i, buf)
     thresholded = defers_w(opt)
-    if _sums_at_read(direct, idx, opt):
-        return _direct_potentials(w, n_attr, K, idx, i, buf)
     _gather(st.v if thresholded else w, n_attr, K, idx, i, buf, flow.v_small[slot],
             opt.kappa, thresholded, l1_split_search(opt))
     return 0.0
@@ -238,31 +238,6 @@ def _gathered_scores(rows, bias, K, idx, i, out):
                        o)
     if len(idx.dense_attr) > 0:  # the dense columns: the sequence's first rows
         add_dense_scores(rows, 1.0, K, idx.dense, idx.dense_rows, start, T, out)
-
-
-@njit(**NJIT)
-def _direct_potentials(w, n_attr, K, idx, i, buf):
-    """:func:`_gather` then :func:`_potentials` without the copy (no elastic net, no
-    dense columns): the scores summed from the rows of w as they are read, in the same
-    order, so the same bits; the bias and W into ``buf.v_bias`` and ``buf.w_trans``;
-    returns the transitions' max."""
-    _prefetch_rows(w, idx, i, K)
-    ob = n_attr * K
-    for j in range(3 * K):
-        buf.v_bias[j] = w[ob + j]
-    for j in range(K * K):
-        buf.w_trans[j] = w[ob + 3 * K + j]
-    start = idx.offsets[i]
-    T = idx.offsets[i + 1] - start
-    real = len(idx.attr_values) > 0
-    for t in range(T):
-        o = buf.ws.scores[t * K:(t + 1) * K]
-        for c in range(K):
-            o[c] = buf.v_bias[3 * c]
-        add_end_bias(buf.v_bias, K, t, T, o)
-        add_token_rows(w, K, idx.attr_indptr, idx.attr_indices, idx.attr_values, real,
-                       start + t, o)
-    return transition_potentials(buf.w_trans, 0, K, buf.ws.trans)
 
 
 @njit(**NJIT)
