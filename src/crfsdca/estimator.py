@@ -236,7 +236,9 @@ class CRF(Params):
         ``sdca``: which sequence to visit next: ``"gap"`` (None), ``"uniform"``,
         ``"importance"``, ``"gap-importance"``, ``"max"``, ``"perm"``, ``"cyclic"``.
     non_uniformity : float, default None
-        ``sdca``: theta, the share of the draws that follow the sampler (None: 0.8).
+        ``sdca``: theta, the share of the draws that follow the sampler (None: 0.95; the
+        paper's 0.8 took 4% more epochs on the practitioner's 16 cells, the gaps being
+        refreshed every round).
     store_dtype : {"float64", "float32"}, default None
         ``sdca``, ``sag-nus``: float width of the stored dual marginals; ``"float32"``
         halves the memory (None: ``"float64"``).
