@@ -7,16 +7,16 @@ Date: 2026-11-30, rows again until 2026-12-02 (each row since 2026-12-02 records
     and the package's commit; the runs' notes name the others')
 Commit: per row: the CoNLL-2000 rows of runs/every_core.json at d8017ab, its Dutch rows at
     03f3fc4 (c1 = 0) and 573a390 (c1 = 0.1); runs/every_core_small_c2.json's rows at
-    ff60b35
+    01f097e
 Answer: 2 cores, medians of 3 alternated fits, at (c1, c2) = (0, 0.1) / (0, 1) / (0.1, 0.1)
     / (0.1, 1): the default fit 4.85x / 7.91x / 4.37x / 6.41x sklearn-crfsuite's tutorial
     call on CoNLL-2000 and 5.09x / 8.17x / 4.87x / 7.31x on Dutch (one thread 3.44-6.00x
     and 3.62-6.00x); the tutorial's `lbfgs` call 3.05x / 2.95x / 3.15x / 2.90x and 3.43x /
     3.01x / 3.07x / 3.35x (on CoNLL-2000 2.41-3.08x in the three runs before: it straddles
-    3x with the machine's noise). At c2 = 0.01 (c1 = 0 / 0.1): Dutch 2.97x / 3.51x on both
-    cores, 2.04x / 2.32x on one; CoNLL-2000 3.24x / 3.18x on both, 2.21x / 2.08x on one
-    (the run before, at 27fe855 and 3a2a078: Dutch 3.30x / 3.69x and 2.27x / 2.68x,
-    CoNLL-2000 3.14x / 2.82x and 2.20x / 2.03x; these cells straddle 3x with the noise).
+    3x with the machine's noise). At c2 = 0.01 (c1 = 0 / 0.1), at 01f097e: Dutch 3.31x /
+    3.20x on both cores, 2.60x / 2.39x on one; CoNLL-2000 3.28x / 3.13x on both, 2.44x /
+    2.01x on one (at 1c0154a: Dutch 3.14x / 3.11x and 2.29x / 2.51x, CoNLL-2000 3.49x /
+    2.85x and 2.27x / 2.16x; these cells straddle their marks with the noise).
     The default fit's objective is lower than sklearn-crfsuite's in every cell. Earlier
     runs, and what changed between them: docs/history.md. Tables: docs/benchmarks.md ("The
     default fit on every core", "Pipelined SDCA"), from runs/every_core.json and
