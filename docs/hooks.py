@@ -530,6 +530,20 @@ def contraction_table() -> str:
     return "\n".join(lines)
 
 
+def _cells_by(rows: list[dict], column: str) -> list[tuple[tuple, dict]]:
+    """The (dataset, c1, c2) cells of a study that fits each cell once per value of one
+    setting (``column``), Dutch first, each with its rows by that value."""
+    keys = sorted(dict.fromkeys((r["dataset"], r["c1"], r["c2"]) for r in rows),
+                  key=lambda k: (k[0] != "ner", k[1], k[2]))
+    return [(key, {r[column]: r for r in rows if (r["dataset"], r["c1"], r["c2"]) == key})
+            for key in keys]
+
+
+def _epochs_shown(r: dict | None) -> str:
+    """A fit's epochs to the certified gap ('>': its budget ran out first); '' for none."""
+    return "" if r is None else f"{r['epochs']:g}" if r["certified"] else f"> {r['epochs']:g}"
+
+
 def momentum_table() -> str:
     """``benchmarks/studies/catalyst_momentum.py``'s stored run: per dataset, c1 and c2, the
     epochs to the certified relative gap with each share of Catalyst's momentum, and the
@@ -544,12 +558,8 @@ def momentum_table() -> str:
              "estimate": "estimate (93f8878)"}
     lines = ["| data | c1 | c2 | " + " | ".join(heads[m] for m in names) + " | default |",
              "|---|---|---|" + "---|" * (len(names) + 1)]
-    cells = sorted(dict.fromkeys((r["dataset"], r["c1"], r["c2"]) for r in rows),
-                   key=lambda k: (k[0] != "ner", k[1], k[2]))
-    for key in cells:
-        cell = {r["momentum"]: r for r in rows if (r["dataset"], r["c1"], r["c2"]) == key}
-        out = [("" if m not in cell else f"{cell[m]['epochs']:g}" if cell[m]["certified"]
-                else f"> {cell[m]['epochs']:g}") for m in names]
+    for key, cell in _cells_by(rows, "momentum"):
+        out = [_epochs_shown(cell.get(m)) for m in names]
         default = {1.0: "lambda", 0.5: "half", 0.0: "none"}[momentum_share(None, key[1])]
         lines.append(f"| {DATA_NAMES.get(key[0], key[0])} | {key[1]:g} | {key[2]:g} | "
                      + " | ".join(out) + f" | {default} |")
@@ -563,22 +573,17 @@ def non_uniformity_table() -> str:
     """``benchmarks/studies/non_uniformity.py``'s stored run: per dataset, c1 and c2, the
     epochs to the certified relative gap at each non-uniformity theta of the gap sampler,
     and the column the library's default is."""
-    from crfsdca.solvers.registry import SOLVERS
+    from crfsdca.solvers.registry import SDCA_OPTIONS
 
     run = json.loads((STUDIES / "runs" / "non_uniformity.json").read_text())
     rows = run["rows"]
     thetas = sorted({r["theta"] for r in rows})
-    chosen = next(o.crfsuite_default for o in SOLVERS["sdca"].options
-                  if o.name == "non_uniformity")
+    chosen = SDCA_OPTIONS["non_uniformity"].crfsuite_default
     lines = ["| data | c1 | c2 | " + " | ".join(f"theta {t:g}" for t in thetas) + " |",
              "|---|---|---|" + "---|" * len(thetas)]
-    cells = sorted(dict.fromkeys((r["dataset"], r["c1"], r["c2"]) for r in rows),
-                   key=lambda k: (k[0] != "ner", k[1], k[2]))
     totals = dict.fromkeys(thetas, 0.0)
-    for key in cells:
-        cell = {r["theta"]: r for r in rows if (r["dataset"], r["c1"], r["c2"]) == key}
-        out = [("" if t not in cell else f"{cell[t]['epochs']:g}" if cell[t]["certified"]
-                else f"> {cell[t]['epochs']:g}") for t in thetas]
+    for key, cell in _cells_by(rows, "theta"):
+        out = [_epochs_shown(cell.get(t)) for t in thetas]
         for t in cell:
             totals[t] += cell[t]["epochs"]
         lines.append(f"| {DATA_NAMES.get(key[0], key[0])} | {key[1]:g} | {key[2]:g} | "
@@ -602,16 +607,12 @@ def floor_table() -> str:
     floors = sorted({r["floor"] for r in rows})
     lines = ["| data | c1 | c2 | " + " | ".join(f"{f:g}" for f in floors) + " |",
              "|---|---|---|" + "---|" * len(floors)]
-    cells = sorted(dict.fromkeys((r["dataset"], r["c1"], r["c2"]) for r in rows),
-                   key=lambda k: (k[0] != "ner", k[1], k[2]))
-    for key in cells:
-        cell = {r["floor"]: r for r in rows if (r["dataset"], r["c1"], r["c2"]) == key}
+    for key, cell in _cells_by(rows, "floor"):
         best = min(r["epochs"] for r in cell.values() if r["certified"])
         out = []
         for f in floors:
             r = cell.get(f)
-            text = "" if r is None else f"{r['epochs']:g}" if r["certified"] else \
-                f"> {r['epochs']:g}"
+            text = _epochs_shown(r)
             out.append(f"**{text}**" if r is not None and r["certified"]
                        and r["epochs"] == best else text)
         lines.append(f"| {DATA_NAMES.get(key[0], key[0])} | {key[1]:g} | {key[2]:g} | "
@@ -636,17 +637,13 @@ def tune_table() -> str:
     cells = sorted(dict.fromkeys((r["dataset"], r["c1"], r["c2"]) for r in rows),
                    key=lambda k: (["ner", "chunk", "esp"].index(k[0])
                                   if k[0] in ("ner", "chunk", "esp") else 3, k[1], k[2]))
-
-    def shown(r):
-        return "" if r is None else f"{r['epochs']:g}" if r["certified"] else \
-            f"> {r['epochs']:g}"
     for key in cells:
         cell = {r["tune"]: r for r in rows if (r["dataset"], r["c1"], r["c2"]) == key}
         off, on = cell.get(False), cell.get(True)
         ratio = (f"{on['epochs'] / off['epochs']:.2f}" if off and on and off["certified"]
                  and on["certified"] else "")
         lines.append(f"| {DATA_NAMES.get(key[0], key[0])} | {key[1]:g} | {key[2]:g} | "
-                     f"{shown(off)} | {shown(on)} | {ratio} | "
+                     f"{_epochs_shown(off)} | {_epochs_shown(on)} | {ratio} | "
                      f"{'' if on is None else format(on['kappa_n'], 'g')} |")
     commits = ", ".join(dict.fromkeys(r["commit"] for r in rows))
     lines += ["", f"Epochs to a certified relative gap of {run['epsilon']:g}, the default "

@@ -97,8 +97,8 @@ SDCA_OPTIONS = OptionTable("sdca", [
     Option("sampler", str, "gap", "which sequence to visit next", choices=tuple(SAMPLERS),
            label=SAMPLERS),
     Option("non_uniformity", float, 0.8, "theta: share of the draws that follow the "
-           "sampler, the rest uniform (the paper's 0.8; the estimator's 0.95, fewer epochs "
-           "with the gaps refreshed every Catalyst round: docs/history.md)",
+           "sampler, the rest uniform (the estimator draws more by the gaps than the paper, "
+           "its gaps refreshed every Catalyst round: docs/history.md)",
            bounds="[0, 1]", label="theta={value}",
            relevant=lambda o: o["sampler"] not in THETA_FREE, crfsuite_default=0.95),
     Option("line_search", str, "newton", "newton: safeguarded Newton to the sub-precision; "
